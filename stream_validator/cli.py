@@ -1,0 +1,129 @@
+"""The command line: ``stream-validator <command> ...``.
+
+Exit codes: 0 success (every batch valid), 1 validation failed / malformed
+contract, 2 usage or setup error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from contextlib import ExitStack
+from pathlib import Path
+
+from stream_validator import __version__
+from stream_validator.codec import encode_json
+from stream_validator.errors import StreamValidatorError
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="stream-validator",
+        description="Validate market-data records against schema contracts.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    check = sub.add_parser("check-contract", help="check contract files; exit 1 if any is bad")
+    check.add_argument("files", nargs="+", metavar="FILE")
+
+    validate = sub.add_parser("validate", help="validate a JSON-lines file against a contract")
+    validate.add_argument("--contract", required=True, metavar="FILE", help="contract YAML file")
+    validate.add_argument("input", metavar="INPUT.jsonl", help="one JSON value per line; - = stdin")
+    validate.add_argument("--valid-out", metavar="FILE", help="write valid lines here, unchanged")
+    validate.add_argument("--dlq-out", metavar="FILE", help="write DLQ entries here (JSON lines)")
+    validate.add_argument(
+        "--batch-size",
+        type=_non_negative_int,
+        default=0,
+        metavar="N",
+        help="records per batch for the null ceiling (default 0: whole input)",
+    )
+    validate.add_argument(
+        "--max-payload-bytes",
+        type=_positive_int,
+        default=1_048_576,
+        metavar="N",
+        help="longer lines are quarantined as oversized",
+    )
+    validate.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    dev = sub.add_parser(
+        "dev-kafka", help="run a local single-node Kafka broker (development)", add_help=False
+    )
+    dev.add_argument("args", nargs=argparse.REMAINDER)
+    return parser
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    value = _non_negative_int(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be > 0")
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``stream-validator`` console script."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["dev-kafka"]:
+        # The broker tool has its own parser; hand it everything after the command.
+        from stream_validator.kafka.devbroker import main as dev_kafka_main
+
+        return dev_kafka_main(args_list[1:])
+    args = _parser().parse_args(args_list)
+    try:
+        if args.command == "check-contract":
+            from stream_validator.offline import check_contract_files
+
+            return check_contract_files(args.files, sys.stdout, sys.stderr)
+        if args.command == "validate":
+            return _validate(args)
+    except StreamValidatorError as exc:
+        print(f"stream-validator: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        print(f"stream-validator: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    raise AssertionError(f"unhandled command {args.command!r}")  # argparse restricts choices
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from stream_validator.contracts import load_contract
+    from stream_validator.offline import open_input, render_summary, validate_jsonl
+    from stream_validator.verify import DataSchemaContractVerifier
+
+    verifier = DataSchemaContractVerifier(
+        load_contract(args.contract), max_payload_bytes=args.max_payload_bytes
+    )
+    with ExitStack() as stack:
+        source = (
+            stack.enter_context(open_input(args.input)) if args.input != "-" else open_input("-")
+        )
+        valid_out = stack.enter_context(Path(args.valid_out).open("wb")) if args.valid_out else None
+        dlq_out = stack.enter_context(Path(args.dlq_out).open("wb")) if args.dlq_out else None
+        summary = validate_jsonl(
+            verifier,
+            source,
+            batch_size=args.batch_size,
+            valid_out=valid_out,
+            dlq_out=dlq_out,
+            progress=sys.stderr if sys.stderr.isatty() else None,
+        )
+    if args.json:
+        sys.stdout.write(encode_json(summary.as_dict()).decode() + "\n")
+    else:
+        print(render_summary(summary))
+    return EXIT_OK if summary.is_valid else EXIT_INVALID

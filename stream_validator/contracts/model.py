@@ -1,0 +1,76 @@
+"""FieldSpec and SchemaContract: the declared structure records must match.
+
+Both are frozen value objects. They are checked for consistency by
+``check_contract`` (called by DataSchemaContractVerifier and the file loader),
+so a malformed contract fails at setup instead of silently passing records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+#: The Python types a field may declare, keyed by the name contract files use.
+SUPPORTED_TYPES: dict[str, type] = {
+    "float": float,
+    "int": int,
+    "str": str,
+    "bool": bool,
+    "datetime": datetime,
+}
+NUMERIC_TYPES: frozenset[type] = frozenset({float, int})
+
+
+def type_name(expected_type: object) -> str:
+    """The contract-file name of a supported type, else a readable repr."""
+    for name, tp in SUPPORTED_TYPES.items():
+        if expected_type is tp:
+            return name
+    return getattr(expected_type, "__name__", repr(expected_type))
+
+
+@dataclass(frozen=True, slots=True)
+class FieldSpec:
+    """One flat, top-level field of a record.
+
+    ``min_value``/``max_value`` are inclusive and apply to numeric fields only.
+    ``allow_non_finite`` lets NaN/±Inf through a float field (NaN then skips the
+    bounds, ±Inf is compared like any number).
+    """
+
+    name: str
+    expected_type: type
+    is_nullable: bool = False
+    min_value: float | int | None = None
+    max_value: float | int | None = None
+    allow_non_finite: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaContract:
+    """A named, versioned set of FieldSpecs plus the batch-level policies.
+
+    ``max_allowed_null_pct`` is a percentage on a 0-100 scale applied per nullable
+    field over a batch; ``forbid_unknown_fields`` quarantines records carrying
+    undeclared fields instead of only reporting them as drift.
+    """
+
+    name: str
+    fields: tuple[FieldSpec, ...]
+    max_allowed_null_pct: float = 1.0
+    forbid_unknown_fields: bool = False
+    version: str = "1"
+    description: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        # Accept any iterable (lists are the natural literal) but store a tuple so
+        # the contract stays immutable after the verifier has checked it.
+        fields: object = self.fields
+        if isinstance(fields, Iterable) and not isinstance(fields, tuple | str | bytes):
+            object.__setattr__(self, "fields", tuple(fields))
+
+    @property
+    def field_names(self) -> tuple[str, ...]:
+        """Declared field names in declaration order."""
+        return tuple(spec.name for spec in self.fields)

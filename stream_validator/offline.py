@@ -1,0 +1,221 @@
+"""Offline validation: contract files and JSON-lines files, no Kafka involved."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from stream_validator.codec import encode_json, payload_to_text
+from stream_validator.contracts import load_contract
+from stream_validator.errors import ContractFileError
+from stream_validator.verify import (
+    DataSchemaContractVerifier,
+    QuarantinedRecord,
+    SchemaContractValidationReport,
+)
+
+PROGRESS_EVERY = 50_000
+MAX_LISTED_BATCHES = 20
+
+
+def check_contract_files(paths: Iterable[str], out: IO[str], err: IO[str]) -> int:
+    """Load every contract file; print one line each. Exit status 1 if any is malformed."""
+    status = 0
+    for path in paths:
+        try:
+            contract = load_contract(path)
+        except ContractFileError as exc:
+            print(f"INVALID {exc}", file=err)
+            status = 1
+        else:
+            print(
+                f"OK {path}: contract {contract.name!r} version {contract.version!r},"
+                f" {len(contract.fields)} fields",
+                file=out,
+            )
+    return status
+
+
+@dataclass(slots=True)
+class FileSummary:
+    """Totals of one validate run over a JSON-lines input."""
+
+    contract: str
+    contract_version: str
+    lines: int = 0
+    blank_lines: int = 0
+    records: int = 0
+    valid: int = 0
+    quarantined: int = 0
+    batches: int = 0
+    violations_by_kind: Counter[str] = field(default_factory=Counter)
+    violations_by_field: Counter[str] = field(default_factory=Counter)
+    null_counts: Counter[str] = field(default_factory=Counter)
+    unknown_fields: set[str] = field(default_factory=set)
+    invalid_batches: list[dict[str, Any]] = field(default_factory=list)
+    invalid_batch_count: int = 0
+
+    @property
+    def is_valid(self) -> bool:
+        """True when every batch was valid."""
+        return self.invalid_batch_count == 0
+
+    def add(self, report: SchemaContractValidationReport, first_line: int, last_line: int) -> None:
+        """Fold one batch report into the totals."""
+        self.batches += 1
+        self.records += report.total_records
+        self.valid += report.valid_count
+        self.quarantined += report.quarantined_count
+        self.violations_by_kind.update(report.counts_by_kind())
+        self.violations_by_field.update(report.counts_by_field())
+        self.null_counts.update(report.null_counts)
+        self.unknown_fields |= report.observed_unknown_fields
+        if not report.is_batch_valid:
+            self.invalid_batch_count += 1
+            if len(self.invalid_batches) < MAX_LISTED_BATCHES:
+                self.invalid_batches.append(
+                    {
+                        "batch": self.batches,
+                        "lines": [first_line, last_line],
+                        "quarantined": report.quarantined_count,
+                        "null_breach_fields": report.null_breach_fields,
+                    }
+                )
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready summary."""
+        rates = {
+            name: (n * 100.0 / self.valid if self.valid else 0.0)
+            for name, n in self.null_counts.items()
+        }
+        return {
+            "contract": self.contract,
+            "contract_version": self.contract_version,
+            "lines": self.lines,
+            "blank_lines_skipped": self.blank_lines,
+            "records": self.records,
+            "valid": self.valid,
+            "quarantined": self.quarantined,
+            "batches": self.batches,
+            "invalid_batches": self.invalid_batch_count,
+            "invalid_batch_details": self.invalid_batches,
+            "violations_by_kind": dict(self.violations_by_kind.most_common()),
+            "violations_by_field": dict(self.violations_by_field.most_common()),
+            "null_rates_overall": rates,
+            "observed_unknown_fields": sorted(self.unknown_fields),
+            "verdict": "VALID" if self.is_valid else "INVALID",
+        }
+
+
+def _lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
+    for number, line in enumerate(stream, start=1):
+        yield number, line.rstrip(b"\r\n") if line.endswith(b"\n") else line
+
+
+def dlq_line(line_number: int, quarantined: QuarantinedRecord, raw: bytes) -> bytes:
+    """One DLQ entry of the offline validator, as a JSON line."""
+    text, encoding = payload_to_text(raw)
+    entry = {
+        "line": line_number,
+        "violations": [v.as_dict() for v in quarantined.violations],
+        "violation_reason": quarantined.violation_reason,
+        "raw": text,
+        "raw_encoding": encoding,
+    }
+    return encode_json(entry) + b"\n"
+
+
+def validate_jsonl(
+    verifier: DataSchemaContractVerifier,
+    source: IO[bytes],
+    *,
+    batch_size: int = 0,
+    valid_out: IO[bytes] | None = None,
+    dlq_out: IO[bytes] | None = None,
+    progress: IO[str] | None = None,
+) -> FileSummary:
+    """Stream a JSON-lines input through the verifier in batches (0 = one batch).
+
+    Memory stays flat: records are written out as they are judged and only counts
+    are kept. Blank lines are skipped and counted.
+    """
+    contract = verifier.contract
+    summary = FileSummary(contract.name, contract.version)
+    batch = verifier.start_batch(keep_records=False)
+    first_line = 1
+    line_numbers_in_batch = 0
+    number = 0
+    for number, raw in _lines(source):
+        if not raw.strip():
+            summary.blank_lines += 1
+            continue
+        if line_numbers_in_batch == 0:
+            first_line = number
+        quarantined = batch.add_payload(raw)
+        line_numbers_in_batch += 1
+        if quarantined is None:
+            if valid_out is not None:
+                valid_out.write(raw + b"\n")
+        elif dlq_out is not None:
+            dlq_out.write(dlq_line(number, quarantined, raw))
+        if batch_size and line_numbers_in_batch >= batch_size:
+            summary.add(batch.finish(), first_line, number)
+            batch = verifier.start_batch(keep_records=False)
+            line_numbers_in_batch = 0
+        if progress is not None and number % PROGRESS_EVERY == 0:
+            progress.write(f"\rvalidated {number:,} lines")
+            progress.flush()
+    if line_numbers_in_batch or summary.batches == 0:
+        summary.add(batch.finish(), first_line, number)
+    summary.lines = number
+    if progress is not None:
+        progress.write(f"\rvalidated {number:,} lines\n")
+    return summary
+
+
+def render_summary(summary: FileSummary) -> str:
+    """Human-readable summary for the terminal."""
+    data = summary.as_dict()
+    out = [
+        f"contract {data['contract']} v{data['contract_version']}: {data['records']} records"
+        f" in {data['batches']} batch(es), {data['valid']} valid, {data['quarantined']} quarantined"
+        + (
+            f", {data['blank_lines_skipped']} blank lines skipped"
+            if data["blank_lines_skipped"]
+            else ""
+        ),
+    ]
+    for title, key in (
+        ("violations by kind", "violations_by_kind"),
+        ("violations by field", "violations_by_field"),
+    ):
+        if data[key]:
+            out.append(f"{title}: " + ", ".join(f"{k}={v}" for k, v in data[key].items()))
+    if data["null_rates_overall"]:
+        out.append(
+            "null rates (valid records): "
+            + ", ".join(f"{k}={v:.3f}%" for k, v in data["null_rates_overall"].items())
+        )
+    for detail in data["invalid_batch_details"]:
+        lo, hi = detail["lines"]
+        breaches = ", ".join(f"{k}={v:.3f}%" for k, v in detail["null_breach_fields"].items())
+        out.append(
+            f"invalid batch {detail['batch']} (lines {lo}-{hi}):"
+            f" {detail['quarantined']} quarantined"
+            + (f", null ceiling breached: {breaches}" if breaches else "")
+        )
+    if data["observed_unknown_fields"]:
+        out.append("schema drift, unknown fields: " + ", ".join(data["observed_unknown_fields"]))
+    out.append(f"verdict: {data['verdict']}")
+    return "\n".join(out)
+
+
+def open_input(path: str) -> IO[bytes]:
+    """The input stream: a file, or stdin for '-'."""
+    if path == "-":
+        return sys.stdin.buffer
+    return Path(path).open("rb")

@@ -1,0 +1,18 @@
+"""PURE validation core: records in, a report out. No Kafka, no Prometheus, no I/O."""
+
+from stream_validator.verify.report import (
+    QuarantinedRecord,
+    SchemaContractValidationReport,
+    Violation,
+    ViolationKind,
+)
+from stream_validator.verify.verifier import BatchAccumulator, DataSchemaContractVerifier
+
+__all__ = [
+    "BatchAccumulator",
+    "DataSchemaContractVerifier",
+    "QuarantinedRecord",
+    "SchemaContractValidationReport",
+    "Violation",
+    "ViolationKind",
+]

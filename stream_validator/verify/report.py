@@ -1,0 +1,140 @@
+"""Value types the verifier returns: Violation, QuarantinedRecord, the batch report."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class ViolationKind(StrEnum):
+    """Stable violation codes; DLQ consumers and metric labels depend on them."""
+
+    NOT_A_MAPPING = "not_a_mapping"
+    MISSING_FIELD = "missing_field"
+    NULL_VALUE = "null_value"
+    TYPE_MISMATCH = "type_mismatch"
+    NON_FINITE = "non_finite"
+    BELOW_MIN = "below_min"
+    ABOVE_MAX = "above_max"
+    UNKNOWN_FIELD = "unknown_field"
+    UNDECODABLE = "undecodable"
+    OVERSIZED = "oversized"
+    #: Set by the streaming service when a route quarantines a whole batch on a
+    #: null-ceiling breach; the verifier itself never emits it.
+    NULL_CEILING_BREACH = "null_ceiling_breach"
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """One broken rule: which field (None for record-level problems), a stable kind, a message."""
+
+    field: str | None
+    kind: str
+    message: str
+
+    def as_dict(self) -> dict[str, str | None]:
+        """The JSON-ready form used in DLQ entries."""
+        return {"field": self.field, "kind": str(self.kind), "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class QuarantinedRecord:
+    """A record that failed validation, with every violation it has.
+
+    ``raw_payload`` is a shallow snapshot taken at validation time (the original
+    bytes on the bytes path), so later mutation of the caller's record cannot
+    rewrite the DLQ evidence.
+    """
+
+    index: int
+    raw_payload: Any
+    violations: list[Violation]
+
+    @property
+    def violation_reason(self) -> str:
+        """Every violation message, joined by '; '."""
+        return "; ".join(v.message for v in self.violations)
+
+    @property
+    def kinds(self) -> list[str]:
+        """The violation kinds, in order."""
+        return [str(v.kind) for v in self.violations]
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaContractValidationReport:
+    """The outcome of validating one batch against one contract.
+
+    ``null_rates`` holds the null percentage (0-100) of every nullable field over the
+    records that survived per-record validation; ``null_breach_fields`` only the
+    fields whose rate is above the contract's ``max_allowed_null_pct``.
+    ``valid_indices[i]`` is the batch position of ``valid_records[i]``, which lets a
+    caller of ``validate_payloads`` forward the original bytes unchanged.
+    """
+
+    contract_name: str
+    contract_version: str
+    max_allowed_null_pct: float
+    total_records: int
+    valid_records: list[Any]
+    valid_indices: list[int]
+    quarantined_records: list[QuarantinedRecord]
+    null_rates: dict[str, float]
+    null_breach_fields: dict[str, float]
+    observed_unknown_fields: set[str]
+    violation_counts: Counter[tuple[str | None, str]] = field(default_factory=Counter)
+    null_counts: dict[str, int] = field(default_factory=dict)
+    valid_count: int = -1
+    quarantined_count: int = -1
+
+    def __post_init__(self) -> None:
+        # Counts default to the list lengths; the streaming CLI keeps counts only.
+        if self.valid_count < 0:
+            object.__setattr__(self, "valid_count", len(self.valid_records))
+        if self.quarantined_count < 0:
+            object.__setattr__(self, "quarantined_count", len(self.quarantined_records))
+
+    @property
+    def drift_detected(self) -> bool:
+        """True when any undeclared field was seen anywhere in the batch."""
+        return bool(self.observed_unknown_fields)
+
+    @property
+    def is_batch_valid(self) -> bool:
+        """True only when nothing was quarantined and no null ceiling was breached."""
+        return self.quarantined_count == 0 and not self.null_breach_fields
+
+    def counts_by_kind(self) -> dict[str, int]:
+        """Violations per kind, over the whole batch."""
+        out: Counter[str] = Counter()
+        for (_, kind), n in self.violation_counts.items():
+            out[kind] += n
+        return dict(out)
+
+    def counts_by_field(self) -> dict[str, int]:
+        """Violations per field name ('<record>' for record-level problems)."""
+        out: Counter[str] = Counter()
+        for (name, _), n in self.violation_counts.items():
+            out[name if name is not None else "<record>"] += n
+        return dict(out)
+
+    def summary(self) -> Mapping[str, object]:
+        """A JSON-ready digest (no payloads) for logs and the CLI."""
+        return {
+            "contract": self.contract_name,
+            "contract_version": self.contract_version,
+            "total_records": self.total_records,
+            "valid": self.valid_count,
+            "quarantined": self.quarantined_count,
+            "violations_by_kind": self.counts_by_kind(),
+            "violations_by_field": self.counts_by_field(),
+            "null_rates": self.null_rates,
+            "null_breach_fields": self.null_breach_fields,
+            "max_allowed_null_pct": self.max_allowed_null_pct,
+            "observed_unknown_fields": sorted(self.observed_unknown_fields),
+            "drift_detected": self.drift_detected,
+            "is_batch_valid": self.is_batch_valid,
+        }
