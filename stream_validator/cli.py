@@ -79,10 +79,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``stream-validator`` console script."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["dev-kafka"]:
-        # The broker tool has its own parser; hand it everything after the command.
         from stream_validator.kafka.devbroker import main as dev_kafka_main
 
         return dev_kafka_main(args_list[1:])
+    if args_list[:1] == ["simulate"]:
+        from stream_validator.kafka.simulate import main as simulate_main
+
+        return simulate_main(args_list[1:])
     args = _parser().parse_args(args_list)
     try:
         if args.command == "check-contract":
@@ -91,6 +94,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return check_contract_files(args.files, sys.stdout, sys.stderr)
         if args.command == "validate":
             return _validate(args)
+        if args.command == "run":
+            from stream_validator.app import run_service
+
+            return run_service(args.config)
     except StreamValidatorError as exc:
         print(f"stream-validator: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

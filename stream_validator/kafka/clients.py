@@ -1,0 +1,106 @@
+"""librdkafka settings for the service's consumer and producer, and topic checks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaException, Producer
+
+from stream_validator.config import ServiceConfig, scrub
+from stream_validator.errors import ConfigError
+
+# Defaults the service relies on; a user override of one of these is refused
+# because it would break the delivery guarantee.
+_CONSUMER_PINNED = {"enable.auto.commit": "false", "enable.auto.offset.store": "false"}
+_PRODUCER_PINNED = {"enable.idempotence": "true", "acks": "all"}
+
+
+def consumer_settings(
+    config: ServiceConfig,
+    *,
+    stats_cb: Callable[[str], None] | None = None,
+    error_cb: Callable[[Any], None] | None = None,
+) -> dict[str, Any]:
+    """The consumer's librdkafka configuration (user settings on top of safe defaults)."""
+    kafka = config.kafka
+    settings: dict[str, Any] = {
+        "bootstrap.servers": kafka.bootstrap_servers,
+        "group.id": kafka.group_id,
+        "client.id": kafka.client_id,
+        "auto.offset.reset": kafka.auto_offset_reset,
+        "partition.assignment.strategy": "cooperative-sticky",
+        "isolation.level": "read_committed",
+        # Notice newly created source topics (and regex matches) within seconds.
+        "topic.metadata.refresh.interval.ms": "5000",
+        "statistics.interval.ms": "5000",
+    }
+    settings.update(kafka.settings)
+    settings.update(kafka.consumer)
+    _pin(settings, _CONSUMER_PINNED, "consumer")
+    if stats_cb is not None:
+        settings["stats_cb"] = stats_cb
+    if error_cb is not None:
+        settings["error_cb"] = error_cb
+    return settings
+
+
+def producer_settings(
+    config: ServiceConfig, error_cb: Callable[[Any], None] | None = None
+) -> dict[str, Any]:
+    """The producer's librdkafka configuration."""
+    kafka = config.kafka
+    settings: dict[str, Any] = {
+        "bootstrap.servers": kafka.bootstrap_servers,
+        "client.id": kafka.client_id,
+        "linger.ms": "5",
+        # Java-compatible key hashing, so clean records land where Java clients expect.
+        "partitioner": "murmur2_random",
+        "message.max.bytes": str(config.max_message_bytes),
+        # A failed delivery surfaces after 30 s (librdkafka default: 5 min); the batch
+        # is then retried, never committed past.
+        "message.timeout.ms": "30000",
+    }
+    settings.update(kafka.settings)
+    settings.update(kafka.producer)
+    _pin(settings, _PRODUCER_PINNED, "producer")
+    return settings | ({"error_cb": error_cb} if error_cb is not None else {})
+
+
+def _pin(settings: dict[str, Any], pinned: dict[str, str], role: str) -> None:
+    for key, value in pinned.items():
+        given = str(settings.get(key, value)).lower()
+        if given != value:
+            raise ConfigError(
+                f"kafka.{role}: {key}={given} is not allowed (the service needs"
+                f" {key}={value} for at-least-once delivery)"
+            )
+        settings[key] = value
+
+
+def create_consumer(config: ServiceConfig, **callbacks: Any) -> Consumer:
+    """A Consumer; librdkafka config errors become ConfigError with secrets scrubbed."""
+    try:
+        return Consumer(consumer_settings(config, **callbacks))
+    except (KafkaException, ValueError, TypeError) as exc:
+        raise ConfigError(
+            scrub(f"invalid consumer settings: {exc}", config.kafka.secrets())
+        ) from None
+
+
+def create_producer(config: ServiceConfig, **callbacks: Any) -> Producer:
+    """A Producer; librdkafka config errors become ConfigError with secrets scrubbed."""
+    try:
+        return Producer(producer_settings(config, **callbacks))
+    except (KafkaException, ValueError, TypeError) as exc:
+        raise ConfigError(
+            scrub(f"invalid producer settings: {exc}", config.kafka.secrets())
+        ) from None
+
+
+def missing_topics(client: Producer, topics: Iterable[str], timeout_s: float) -> list[str]:
+    """The topics that do not exist; raises KafkaException when the broker is unreachable."""
+    metadata = client.list_topics(timeout=timeout_s)
+    return sorted(
+        t for t in set(topics) if t not in metadata.topics or metadata.topics[t].error is not None
+    )

@@ -1,0 +1,207 @@
+"""Running the validator service against the real broker, in-process or as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from stream_validator.config import ServiceConfig, load_config
+from stream_validator.kafka.service import StreamService
+
+REPO = Path(__file__).resolve().parents[2]
+CONTRACTS = REPO / "config" / "contracts"
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def tick(seq: int, **changes: object) -> dict[str, object]:
+    """A tick valid under config/contracts/tick.yaml, unique by seq."""
+    record: dict[str, object] = {
+        "symbol": f"SYM{seq % 13}",
+        "exchange": "XNAS",
+        "event_ts": "2026-11-30T14:30:00.000001+00:00",
+        "seq": seq,
+        "price": 100.0 + seq % 50,
+        "size": 10 + seq % 7,
+        "bid": 99.99,
+        "ask": 100.01,
+        "bid_sz": 3,
+        "ask_sz": 4,
+    }
+    record.update(changes)
+    return record
+
+
+def encode(record: object) -> bytes:
+    """Compact JSON bytes of a record."""
+    return json.dumps(record, separators=(",", ":")).encode()
+
+
+def write_config(
+    tmp_path: Path,
+    bootstrap: str,
+    routes: list[dict[str, Any]],
+    *,
+    group: str,
+    **sections: Mapping[str, Any],
+) -> Path:
+    """A service config file for the test broker; returns its path."""
+    document: dict[str, Any] = {
+        "kafka": {
+            "bootstrap_servers": bootstrap,
+            "group_id": group,
+            "settings": {},
+            "producer": {"message.timeout.ms": "10000"},
+        },
+        "batch": {"max_records": 200, "timeout_s": 0.2},
+        "service": {
+            "health_port": free_port(),
+            "shutdown_timeout_s": 20,
+            "retry_backoff_s": 0.2,
+            "retry_backoff_max_s": 1.0,
+            "startup_check_timeout_s": 2.0,
+        },
+        "metrics": {"enabled": True, "port": 0},
+        "routes": routes,
+    }
+    for name, values in sections.items():
+        document.setdefault(name, {}).update(values)
+    path = tmp_path / f"service-{group}.yaml"
+    path.write_text(yaml.safe_dump(document))
+    return path
+
+
+def route(
+    name: str, source: str, clean: str, dlq: str, contract: str = "tick.yaml", **extra: object
+) -> dict[str, Any]:
+    """One route entry."""
+    return {
+        "name": name,
+        "source_topics": [source],
+        "contract": str(CONTRACTS / contract),
+        "clean_topic": clean,
+        "dlq_topic": dlq,
+        **extra,
+    }
+
+
+def wait_until(
+    predicate: Callable[[], bool], timeout: float, what: str, interval: float = 0.2
+) -> None:
+    """Poll until predicate() is true; fail with `what` after timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+class ThreadedService:
+    """StreamService on a background thread (no signal handlers, no HTTP)."""
+
+    def __init__(self, config: ServiceConfig) -> None:
+        self.service = StreamService(config)
+        self.exit_code: int | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    @classmethod
+    def from_file(cls, path: Path) -> ThreadedService:
+        return cls(load_config(path, environ={}))
+
+    def _run(self) -> None:
+        self.exit_code = self.service.run()
+
+    def __enter__(self) -> ThreadedService:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+    def stop(self, timeout: float = 30.0) -> int | None:
+        self.service.stop()
+        self._thread.join(timeout)
+        assert not self._thread.is_alive(), "service thread did not stop"
+        return self.exit_code
+
+
+class ServiceProcess:
+    """`python -m stream_validator run` as a real process, logs captured to a file."""
+
+    def __init__(
+        self, config_path: Path, log_path: Path, env: Mapping[str, str] | None = None
+    ) -> None:
+        self.config_path = config_path
+        self.log_path = log_path
+        self.health_port = int(yaml.safe_load(config_path.read_text())["service"]["health_port"])
+        self._env = {**os.environ, **(env or {})}
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> ServiceProcess:
+        log = self.log_path.open("ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "stream_validator", "run", "--config", str(self.config_path)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=self._env,
+            cwd=REPO,
+        )
+        log.close()
+        return self
+
+    def get(self, path: str) -> tuple[int, dict[str, Any]]:
+        """GET a health endpoint: (status, JSON body); (0, {}) when not reachable."""
+        url = f"http://127.0.0.1:{self.health_port}{path}"
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read() or b"{}")
+        except OSError:
+            return 0, {}
+
+    def ready(self) -> bool:
+        return self.get("/readyz")[0] == 200
+
+    def status(self) -> dict[str, Any]:
+        return self.get("/status")[1]
+
+    def signal(self, signum: int) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signum)
+
+    def wait(self, timeout: float) -> int:
+        assert self.proc is not None
+        return self.proc.wait(timeout)
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+
+    def logs(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def log_events(self) -> Iterable[dict[str, Any]]:
+        for line in self.logs().splitlines():
+            if line.startswith("{"):
+                yield json.loads(line)

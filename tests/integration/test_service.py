@@ -1,0 +1,277 @@
+"""The streaming service against the real broker: routing, accounting, delivery, faults."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewTopic,
+)
+from kafka_helpers import (
+    committed_offsets,
+    create_topic,
+    end_offsets,
+    produce,
+    read_topic,
+    unique_group,
+    unique_name,
+)
+from service_helpers import (
+    CONTRACTS,
+    ThreadedService,
+    encode,
+    route,
+    tick,
+    wait_until,
+    write_config,
+)
+
+from stream_validator.kafka.devbroker import LocalKafkaBroker
+
+Outgoing = tuple[bytes | None, bytes | None, list[tuple[str, bytes]] | None]
+
+
+def topics(bootstrap: str, partitions: int = 3, **dlq_config: str) -> tuple[str, str, str]:
+    """Fresh source, clean and DLQ topics."""
+    return (
+        create_topic(bootstrap, partitions, prefix="src"),
+        create_topic(bootstrap, partitions, prefix="clean"),
+        create_topic(bootstrap, 1, prefix="dlq", config=dlq_config or None),
+    )
+
+
+def all_consumed(bootstrap: str, group: str, source: str) -> bool:
+    """True when the group committed the end offset of every source partition."""
+    return committed_offsets(bootstrap, group, source) == end_offsets(bootstrap, source)
+
+
+def envelopes(bootstrap: str, dlq: str) -> list[dict[str, Any]]:
+    return [json.loads(m.value or b"") for m in read_topic(bootstrap, dlq)]
+
+
+def source_coordinates(bootstrap: str, source: str) -> dict[bytes | None, tuple[int, int]]:
+    """Source value bytes -> (partition, offset); test values are unique."""
+    return {m.value: (m.partition, m.offset) for m in read_topic(bootstrap, source)}
+
+
+def strict_contract(tmp_path: Path) -> str:
+    """The tick contract with forbid_unknown_fields and no null ceiling."""
+    document = yaml.safe_load((CONTRACTS / "tick.yaml").read_text())
+    document.update(forbid_unknown_fields=True, max_allowed_null_pct=100.0)
+    path = tmp_path / "strict_tick.yaml"
+    path.write_text(yaml.safe_dump(document))
+    return str(path)
+
+
+BAD_RECORDS: dict[str, bytes | None] = {
+    "not_a_mapping": b"[1,2,3]",
+    "tombstone": None,
+    "missing_field": encode({k: v for k, v in tick(9001).items() if k != "price"}),
+    "null_value": encode(tick(9002, price=None)),
+    "type_mismatch": encode(tick(9003, price="100.5")),
+    "below_min": encode(tick(9004, size=-1)),
+    "above_max": encode(tick(9005, price=1e12)),
+    "unknown_field": encode(tick(9006, ask_volume=5)),
+    "undecodable": b"\xff\xfe not json",
+    "undecodable_nan": b'{"price": NaN}',
+    "oversized": encode(tick(9007, padding="x" * 3000)),
+}
+EXPECTED_KIND = {name: name for name in BAD_RECORDS} | {
+    "tombstone": "not_a_mapping",
+    "undecodable_nan": "undecodable",
+    "oversized": "oversized",
+}
+
+
+def test_routing_every_violation_kind(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """Valid records reach the clean topic byte-identical with key, headers and timestamp;
+    each bad record reaches the DLQ once with its kind, envelope and sv.dlq headers."""
+    source, clean, dlq = topics(kafka_bootstrap)
+    group = unique_group("svc")
+    valid = [encode(tick(i)) for i in range(30)]
+    outgoing: list[Outgoing] = [
+        (f"K{i % 5}".encode(), v, [("trace", f"t{i}".encode())]) for i, v in enumerate(valid)
+    ]
+    outgoing += [
+        (name.encode(), value, [("case", name.encode())]) for name, value in BAD_RECORDS.items()
+    ]
+    produce(kafka_bootstrap, source, outgoing)
+    path = write_config(
+        tmp_path,
+        kafka_bootstrap,
+        [
+            route(
+                "ticks",
+                source,
+                clean,
+                dlq,
+                contract=strict_contract(tmp_path),
+                max_payload_bytes=2000,
+            )
+        ],
+        group=group,
+    )
+    with ThreadedService.from_file(path):
+        wait_until(lambda: all_consumed(kafka_bootstrap, group, source), 60, "all committed")
+    coords = source_coordinates(kafka_bootstrap, source)
+    sent = {v: (k, h) for k, v, h in outgoing}
+    clean_msgs = read_topic(kafka_bootstrap, clean)
+    assert sorted(m.value for m in clean_msgs) == sorted(valid)  # type: ignore[arg-type]
+    src_by_value = {m.value: m for m in read_topic(kafka_bootstrap, source)}
+    for message in clean_msgs:
+        key, headers = sent[message.value]
+        assert message.key == key
+        assert [(n, bytes(v)) for n, v in message.headers] == headers  # type: ignore[arg-type]
+        assert message.timestamp == src_by_value[message.value].timestamp
+    dlq_msgs = read_topic(kafka_bootstrap, dlq)
+    by_case: dict[str, Any] = {}
+    for message in dlq_msgs:
+        envelope = json.loads(message.value or b"")
+        case = dict(envelope["headers"] and [(h[0], h[1]) for h in envelope["headers"]])["case"]
+        by_case[case] = (envelope, dict(message.headers))
+    assert set(by_case) == set(BAD_RECORDS)
+    for case, (envelope, headers) in by_case.items():
+        kinds = [v["kind"] for v in envelope["violations"]]
+        assert EXPECTED_KIND[case] in kinds, (case, kinds)
+        assert headers["sv.dlq.violation.kind"] == kinds[0].encode()
+        original = BAD_RECORDS[case]
+        assert (envelope["source"]["partition"], envelope["source"]["offset"]) == coords[original]
+        assert envelope["source"]["topic"] == source
+        assert headers["sv.dlq.source.offset"] == str(envelope["source"]["offset"]).encode()
+        assert envelope["key"] == case
+        assert envelope["consumer_group"] == group
+        assert envelope["contract"] == {"name": "tick", "version": "1"}
+    assert by_case["tombstone"][0]["payload"] is None
+    assert by_case["undecodable"][0]["payload_encoding"] == "base64"
+    assert by_case["type_mismatch"][0]["payload"] == BAD_RECORDS["type_mismatch"].decode()  # type: ignore[union-attr]
+
+
+def test_accounting_every_offset_exactly_once(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """Undisturbed run: every source (partition, offset) appears exactly once in clean + DLQ."""
+    source, clean, dlq = topics(kafka_bootstrap)
+    group = unique_group("svc")
+    bad = list(BAD_RECORDS.values())
+    values = [bad[i % len(bad)] if i % 50 == 7 else encode(tick(i)) for i in range(3000)]
+    # Bad values repeat, so give every record a unique key to tell them apart.
+    produce(kafka_bootstrap, source, [(f"k{i}".encode(), v, None) for i, v in enumerate(values)])
+    path = write_config(
+        tmp_path, kafka_bootstrap, [route("ticks", source, clean, dlq)], group=group
+    )
+    with ThreadedService.from_file(path):
+        wait_until(lambda: all_consumed(kafka_bootstrap, group, source), 90, "all committed")
+    src = {m.key: (m.partition, m.offset) for m in read_topic(kafka_bootstrap, source)}
+    seen = Counter(src[m.key] for m in read_topic(kafka_bootstrap, clean))
+    seen.update(
+        (e["source"]["partition"], e["source"]["offset"]) for e in envelopes(kafka_bootstrap, dlq)
+    )
+    assert set(seen) == set(src.values())
+    assert max(seen.values()) == 1
+
+
+@pytest.mark.parametrize("policy", ["alert", "quarantine"])
+def test_null_ceiling_policy(kafka_bootstrap: str, tmp_path: Path, policy: str) -> None:
+    """A null-bid spike: 'alert' lets records flow, 'quarantine' sends the batch to the DLQ."""
+    source, clean, dlq = topics(kafka_bootstrap, partitions=1)
+    group = unique_group("svc")
+    produce(kafka_bootstrap, source, [(b"k", encode(tick(i, bid=None)), None) for i in range(40)])
+    path = write_config(
+        tmp_path,
+        kafka_bootstrap,
+        [route("ticks", source, clean, dlq, on_null_ceiling_breach=policy)],
+        group=group,
+    )
+    with ThreadedService.from_file(path) as runner:
+        wait_until(lambda: all_consumed(kafka_bootstrap, group, source), 60, "all committed")
+        events = runner.service.state.recent_events
+    assert events and all(e["null_breach_fields"] == {"bid": 100.0} for e in events)
+    assert {e["null_ceiling_action"] for e in events} == {policy}
+    if policy == "alert":
+        assert len(read_topic(kafka_bootstrap, clean)) == 40
+        assert read_topic(kafka_bootstrap, dlq) == []
+    else:
+        assert read_topic(kafka_bootstrap, clean) == []
+        dlq_envelopes = envelopes(kafka_bootstrap, dlq)
+        assert len(dlq_envelopes) == 40
+        assert {v["kind"] for e in dlq_envelopes for v in e["violations"]} == {
+            "null_ceiling_breach"
+        }
+
+
+def test_dlq_failure_blocks_commit_until_fixed(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """A DLQ produce the broker rejects commits nothing; once the DLQ accepts, all lands."""
+    source, clean, dlq = topics(kafka_bootstrap, partitions=1, **{"max.message.bytes": "200"})
+    group = unique_group("svc")
+    produce(
+        kafka_bootstrap,
+        source,
+        [(b"a", encode(tick(1)), None), (b"b", b"garbage", None), (b"c", encode(tick(2)), None)],
+    )
+    path = write_config(
+        tmp_path, kafka_bootstrap, [route("ticks", source, clean, dlq)], group=group
+    )
+    with ThreadedService.from_file(path) as runner:
+        state = runner.service.state
+        wait_until(lambda: state.failed_batches >= 2, 60, "repeated delivery failures")
+        assert committed_offsets(kafka_bootstrap, group, source) == {0: -1001}
+        assert state.ready is False
+        assert "MSG_SIZE_TOO_LARGE" in (state.last_error or "")
+        admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+        entry = ConfigEntry(
+            "max.message.bytes", "1048588", incremental_operation=AlterConfigOpType.SET
+        )
+        resource = ConfigResource("topic", dlq, incremental_configs=[entry])
+        for future in admin.incremental_alter_configs([resource]).values():
+            future.result(30)
+        wait_until(lambda: all_consumed(kafka_bootstrap, group, source), 60, "commit after fix")
+        wait_until(lambda: state.ready, 10, "ready again")
+    dlq_envelopes = envelopes(kafka_bootstrap, dlq)
+    assert [e["source"]["offset"] for e in dlq_envelopes] == [1]
+    clean_values = Counter(m.value for m in read_topic(kafka_bootstrap, clean))
+    assert set(clean_values) == {encode(tick(1)), encode(tick(2))}  # retries may duplicate
+
+
+def test_missing_source_topic_is_awaited(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """A source topic that does not exist yet is consumed once it is created."""
+    _, clean, dlq = topics(kafka_bootstrap, partitions=1)
+    source = unique_name("late-src")
+    group = unique_group("svc")
+    path = write_config(
+        tmp_path, kafka_bootstrap, [route("ticks", source, clean, dlq)], group=group
+    )
+    with ThreadedService.from_file(path) as runner:
+        time.sleep(3)
+        assert runner.exit_code is None  # still running, not crashed
+        admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+        admin.create_topics([NewTopic(source, 1, -1)])[source].result(30)
+        time.sleep(1)
+        produce(kafka_bootstrap, source, [(b"k", encode(tick(i)), None) for i in range(10)])
+        wait_until(
+            lambda: len(read_topic(kafka_bootstrap, clean)) == 10, 90, "records from the late topic"
+        )
+
+
+def test_broker_down_at_start_then_up(restartable_kafka: LocalKafkaBroker, tmp_path: Path) -> None:
+    """Started while the broker is down: not ready, no crash; once it is up, all is processed."""
+    bootstrap = restartable_kafka.bootstrap_servers
+    source, clean, dlq = topics(bootstrap, partitions=1)
+    group = unique_group("svc")
+    produce(bootstrap, source, [(b"k", encode(tick(i)), None) for i in range(20)])
+    path = write_config(tmp_path, bootstrap, [route("ticks", source, clean, dlq)], group=group)
+    restartable_kafka.stop()
+    with ThreadedService.from_file(path) as runner:
+        time.sleep(4)
+        assert runner.exit_code is None
+        assert runner.service.state.ready is False
+        restartable_kafka.start(keep_data=True)
+        wait_until(lambda: all_consumed(bootstrap, group, source), 120, "processing after start")
+    assert len(read_topic(bootstrap, clean)) == 20
