@@ -1,0 +1,162 @@
+"""Vendor drift scenarios: each turns one clean record into the bytes a broken feed sends.
+
+PURE. Every scenario is a small function ``(record, targets, rng) -> bytes | None``; the
+record is the builder's fresh dict (a scenario may change it), ``targets`` names the fields
+of the entity it aims at, and ``None`` is a Kafka tombstone. What the verifier reports:
+
+==================  ==========================================  ===============================
+scenario            what the vendor sends                       verifier outcome
+==================  ==========================================  ===============================
+field_rename        ask_sz as ask_volume (ticks), ask_sz_1 as   missing_field + the new name in
+                    ask_volume_1 (books), volume as             observed_unknown_fields
+                    total_volume (bars)
+string_prices       prices as strings ("190.25")                type_mismatch
+nan_prices          the raw JSON carries a NaN literal          undecodable (orjson rejects it)
+null_bid_spike      bid side null (ticks: bid, bid_sz; books:   records valid, null_breach_fields
+                    levels 2-3 of the bids; bars: vwap) in 30%  over the batch
+                    of records by default
+bool_volumes        sizes as JSON true                          type_mismatch
+garbage             not JSON: Latin-1 bytes, binary noise,      undecodable
+                    truncated JSON, CSV, empty
+tombstone           a null value                                not_a_mapping
+negative_price      the main price negated                      below_min
+==================  ==========================================  ===============================
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from stream_validator.codec import encode_json
+from stream_validator.sim.records import Entity
+
+Record = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class DriftTargets:
+    """The fields of one entity that the scenarios aim at."""
+
+    rename: tuple[str, str]
+    price: str
+    prices: tuple[str, ...]
+    sizes: tuple[str, ...]
+    bid_side: tuple[str, ...]
+
+
+TARGETS: Final[dict[Entity, DriftTargets]] = {
+    Entity.TICK: DriftTargets(
+        rename=("ask_sz", "ask_volume"),
+        price="price",
+        prices=("price", "bid", "ask"),
+        sizes=("size",),
+        bid_side=("bid", "bid_sz"),
+    ),
+    Entity.ORDERBOOK_SNAPSHOT: DriftTargets(
+        rename=("ask_sz_1", "ask_volume_1"),
+        price="bid_px_1",
+        prices=tuple(f"{side}_px_{level}" for level in (1, 2, 3) for side in ("bid", "ask")),
+        sizes=tuple(f"{side}_sz_{level}" for level in (1, 2, 3) for side in ("bid", "ask")),
+        bid_side=("bid_px_2", "bid_sz_2", "bid_px_3", "bid_sz_3"),
+    ),
+    Entity.OHLCV_BAR: DriftTargets(
+        rename=("volume", "total_volume"),
+        price="close",
+        prices=("open", "high", "low", "close", "vwap"),
+        sizes=("volume",),
+        bid_side=("vwap",),
+    ),
+}
+
+Drift = Callable[[Record, DriftTargets, random.Random], bytes | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """A named drift, the share of records it hits when a spec gives none, a summary."""
+
+    name: str
+    apply: Drift
+    default_fraction: float
+    summary: str
+
+
+def field_rename(record: Record, targets: DriftTargets, rng: random.Random) -> bytes:
+    """The vendor renamed a field; order and value are kept."""
+    old, new = targets.rename
+    return encode_json({(new if key == old else key): value for key, value in record.items()})
+
+
+def string_prices(record: Record, targets: DriftTargets, rng: random.Random) -> bytes:
+    """Prices arrive as decimal strings; nulls stay null."""
+    for name in targets.prices:
+        if record[name] is not None:
+            record[name] = str(record[name])
+    return encode_json(record)
+
+
+def nan_prices(record: Record, targets: DriftTargets, rng: random.Random) -> bytes:
+    """The main price is the NaN literal, which JSON (and orjson) does not allow."""
+    record[targets.price] = None
+    placeholder = b'"' + targets.price.encode() + b'":null'
+    return encode_json(record).replace(placeholder, placeholder[:-4] + b"NaN", 1)
+
+
+def null_bid_spike(record: Record, targets: DriftTargets, rng: random.Random) -> bytes:
+    """The bid side is null: each record stays valid, but the batch's null rate breaches."""
+    for name in targets.bid_side:
+        record[name] = None
+    return encode_json(record)
+
+
+def bool_volumes(record: Record, targets: DriftTargets, rng: random.Random) -> bytes:
+    """Sizes arrive as JSON true; nulls stay null."""
+    for name in targets.sizes:
+        if record[name] is not None:
+            record[name] = True
+    return encode_json(record)
+
+
+def garbage(record: Record, targets: DriftTargets, rng: random.Random) -> bytes:
+    """Bytes that are not JSON at all; the kind of breakage is drawn at random."""
+    clean = encode_json(record)
+    kind = rng.randrange(5)
+    if kind == 0:  # a Latin-1 'é' where UTF-8 is required
+        return clean.replace(b'":"', b'":"\xe9', 1)
+    if kind == 1:
+        return b"\xff\xfe" + rng.randbytes(rng.randint(1, 64))
+    if kind == 2:
+        return clean[: rng.randint(1, len(clean) - 1)]
+    if kind == 3:
+        values = [record[targets.price], record[targets.sizes[0]]]
+        return ",".join(str(v) for v in (record["symbol"], *values)).encode()
+    return b""
+
+
+def tombstone(record: Record, targets: DriftTargets, rng: random.Random) -> None:
+    """A null value where a record was expected."""
+    return None
+
+
+def negative_price(record: Record, targets: DriftTargets, rng: random.Random) -> bytes:
+    """The main price has the wrong sign."""
+    record[targets.price] = -abs(record[targets.price])
+    return encode_json(record)
+
+
+SCENARIOS: Final[dict[str, Scenario]] = {
+    s.name: s
+    for s in (
+        Scenario("field_rename", field_rename, 1.0, "rename a field (ask_sz -> ask_volume)"),
+        Scenario("string_prices", string_prices, 1.0, 'prices as strings ("190.25")'),
+        Scenario("nan_prices", nan_prices, 1.0, "a NaN literal in the raw JSON"),
+        Scenario("null_bid_spike", null_bid_spike, 0.3, "bid side null (default 30%)"),
+        Scenario("bool_volumes", bool_volumes, 1.0, "sizes as true"),
+        Scenario("garbage", garbage, 1.0, "not JSON (bad UTF-8, noise, truncated)"),
+        Scenario("tombstone", tombstone, 1.0, "null value (Kafka tombstone)"),
+        Scenario("negative_price", negative_price, 1.0, "a negative price"),
+    )
+}
