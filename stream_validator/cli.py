@@ -51,11 +51,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     validate.add_argument("--json", action="store_true", help="print the summary as JSON")
 
-    dev = sub.add_parser(
-        "dev-kafka", help="run a local single-node Kafka broker (development)", add_help=False
-    )
-    dev.add_argument("args", nargs=argparse.REMAINDER)
+    run = sub.add_parser("run", help="run the streaming validator service")
+    run.add_argument("--config", required=True, metavar="FILE", help="service YAML config")
+
+    for name, text in _DELEGATED.items():
+        delegated = sub.add_parser(name, help=text, add_help=False)
+        delegated.add_argument("args", nargs=argparse.REMAINDER)
     return parser
+
+
+# Commands with their own parsers (see their --help); imported only when used.
+_DELEGATED = {
+    "simulate": "produce simulated market data (with vendor drift) to a topic",
+    "dev-kafka": "run a local single-node Kafka broker (development)",
+}
 
 
 def _non_negative_int(text: str) -> int:

@@ -1,0 +1,150 @@
+"""The service as a real process: signals, crash recovery, health endpoints, secrets."""
+
+from __future__ import annotations
+
+import json
+import signal
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from kafka_helpers import (
+    committed_offsets,
+    create_topic,
+    end_offsets,
+    produce,
+    read_topic,
+    unique_group,
+)
+from service_helpers import ServiceProcess, encode, route, tick, wait_until, write_config
+
+
+def setup_stream(bootstrap: str, count: int) -> tuple[str, str, str]:
+    source = create_topic(bootstrap, 3, prefix="src")
+    clean = create_topic(bootstrap, 3, prefix="clean")
+    dlq = create_topic(bootstrap, 1, prefix="dlq")
+    values = [b"garbage" if i % 100 == 3 else encode(tick(i)) for i in range(count)]
+    produce(bootstrap, source, [(f"k{i}".encode(), v, None) for i, v in enumerate(values)])
+    return source, clean, dlq
+
+
+def outputs_by_source(
+    bootstrap: str, source: str, clean: str, dlq: str
+) -> Counter[tuple[int, int]]:
+    """How often each source (partition, offset) appears across clean and DLQ."""
+    coords = {m.key: (m.partition, m.offset) for m in read_topic(bootstrap, source)}
+    seen: Counter[tuple[int, int]] = Counter(coords[m.key] for m in read_topic(bootstrap, clean))
+    for message in read_topic(bootstrap, dlq):
+        envelope = json.loads(message.value or b"")
+        seen[(envelope["source"]["partition"], envelope["source"]["offset"])] += 1
+    assert set(seen) == set(coords.values()), "some source records have no output"
+    return seen
+
+
+def produced(bootstrap: str, topic: str) -> int:
+    return sum(end_offsets(bootstrap, topic).values())
+
+
+def all_consumed(bootstrap: str, group: str, source: str) -> bool:
+    return committed_offsets(bootstrap, group, source) == end_offsets(bootstrap, source)
+
+
+def test_sigterm_exits_zero_and_restart_adds_no_duplicates(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    """SIGTERM: finish the batch, commit, exit 0; a restart resumes without duplicates."""
+    source, clean, dlq = setup_stream(kafka_bootstrap, 6000)
+    group = unique_group("svc")
+    path = write_config(
+        tmp_path,
+        kafka_bootstrap,
+        [route("ticks", source, clean, dlq)],
+        group=group,
+        batch={"max_records": 100},
+    )
+    service = ServiceProcess(path, tmp_path / "run1.log").start()
+    try:
+        wait_until(service.ready, 60, "readiness")
+        assert service.get("/healthz")[0] == 200
+        wait_until(lambda: produced(kafka_bootstrap, clean) > 500, 60, "some output")
+        service.signal(signal.SIGTERM)
+        assert service.wait(30) == 0, service.logs()[-3000:]
+    finally:
+        service.kill()
+    assert any(e.get("msg") == "stopped" for e in service.log_events())
+    second = ServiceProcess(path, tmp_path / "run2.log").start()
+    try:
+        wait_until(lambda: all_consumed(kafka_bootstrap, group, source), 90, "all committed")
+        second.signal(signal.SIGTERM)
+        assert second.wait(30) == 0
+    finally:
+        second.kill()
+    seen = outputs_by_source(kafka_bootstrap, source, clean, dlq)
+    assert max(seen.values()) == 1, "a clean restart must not duplicate outputs"
+
+
+def test_sigkill_mid_stream_loses_nothing(
+    kafka_bootstrap: str, tmp_path: Path, record_property: pytest.RecordProperty
+) -> None:
+    """kill -9 mid-stream and a restart: every record has an output; duplicates are counted."""
+    total = 20_000
+    source, clean, dlq = setup_stream(kafka_bootstrap, total)
+    group = unique_group("svc")
+    path = write_config(
+        tmp_path,
+        kafka_bootstrap,
+        [route("ticks", source, clean, dlq)],
+        group=group,
+        batch={"max_records": 100},
+    )
+    service = ServiceProcess(path, tmp_path / "run1.log").start()
+    try:
+        wait_until(lambda: produced(kafka_bootstrap, clean) > 2000, 90, "output under way")
+    finally:
+        service.kill()
+    assert produced(kafka_bootstrap, clean) < total * 0.99, "killed too late to be mid-stream"
+    second = ServiceProcess(path, tmp_path / "run2.log").start()
+    try:
+        wait_until(lambda: all_consumed(kafka_bootstrap, group, source), 120, "all committed")
+    finally:
+        second.signal(signal.SIGTERM)
+        second.wait(30)
+    seen = outputs_by_source(kafka_bootstrap, source, clean, dlq)
+    duplicates = sum(n - 1 for n in seen.values())
+    record_property("duplicates_after_sigkill", duplicates)
+    print(f"SIGKILL recovery: {total} records, {duplicates} duplicated outputs")
+    assert len(seen) == total
+
+
+def test_secrets_never_logged(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """SASL passwords from the file and the environment never reach the logs."""
+    source = create_topic(kafka_bootstrap, 1, prefix="src")
+    group = unique_group("svc")
+    file_secret, env_secret = "FileSecret-8d1f0e", "EnvSecret-42ab77"
+    path = write_config(
+        tmp_path, kafka_bootstrap, [route("t", source, "c-none", "d-none")], group=group
+    )
+    text = path.read_text().replace(
+        "settings: {}",
+        (
+            "settings: {security.protocol: SASL_PLAINTEXT, sasl.mechanisms: PLAIN,"
+            f" sasl.username: alice, sasl.password: {file_secret}}}"
+        ),
+    )
+    path.write_text(text)
+    service = ServiceProcess(
+        path,
+        tmp_path / "run.log",
+        env={"SV_KAFKA__PRODUCER__SASL_PASSWORD": env_secret, "SV_SERVICE__LOG_LEVEL": "DEBUG"},
+    )
+    service.start()
+    try:
+        wait_until(lambda: "not ready" in service.logs(), 60, "connection errors in the log")
+        assert not service.ready()
+        service.signal(signal.SIGTERM)
+        assert service.wait(30) == 0
+    finally:
+        service.kill()
+    logs = service.logs()
+    assert file_secret not in logs and env_secret not in logs
+    assert '"sasl.password":"***"' in logs
