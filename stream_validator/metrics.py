@@ -31,6 +31,20 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from stream_validator.verify import SchemaContractValidationReport, ViolationKind
 
+# CollectorRegistry is re-exported so the app can build a registry without importing
+# prometheus_client itself.
+__all__ = [
+    "OUTPUTS",
+    "OVERFLOW_LABEL",
+    "REBALANCE_EVENTS",
+    "RECORD_LABEL",
+    "CollectorRegistry",
+    "MetricsServer",
+    "ServiceMetrics",
+    "render_metrics",
+    "start_http_server",
+]
+
 RECORD_LABEL = "_record"
 OVERFLOW_LABEL = "__overflow__"
 REBALANCE_EVENTS = frozenset({"assigned", "revoked", "lost"})
@@ -48,6 +62,7 @@ LATENCY_BUCKETS = (
 
 _RESERVED_LABELS = frozenset({RECORD_LABEL, OVERFLOW_LABEL})
 _MAX_FIELD_CHARS = 128
+_NOT_FETCHING = frozenset({"none", "stopping", "stopped"})
 _MAX_CONFIG_CHARS = 249  # Kafka's limit on topic names; plenty for routes and contracts
 
 
@@ -311,7 +326,9 @@ class ServiceMetrics:
         """Set consumer lag from decoded librdkafka statistics (``statistics.interval.ms``).
 
         Reads ``topics.<t>.partitions.<p>.consumer_lag``; skips the internal partition -1,
-        unknown lags (-1) and anything malformed.
+        unknown lags (-1) and anything malformed. A partition this consumer no longer
+        fetches (``desired`` false or ``fetch_state`` none/stopping/stopped) loses its
+        series: librdkafka keeps reporting a stale, frozen lag for revoked partitions.
         """
         topics = stats.get("topics")
         if not isinstance(topics, Mapping):
@@ -322,12 +339,12 @@ class ServiceMetrics:
                 continue
             for key, partition_stats in partitions.items():
                 partition = _parse_partition(key)
-                lag = (
-                    partition_stats.get("consumer_lag")
-                    if isinstance(partition_stats, Mapping)
-                    else None
-                )
-                if partition is not None and _is_count(lag):
+                if partition is None or not isinstance(partition_stats, Mapping):
+                    continue
+                lag = partition_stats.get("consumer_lag")
+                if not _is_fetching(partition_stats):
+                    self._lag.remove(topic, str(partition))
+                elif _is_count(lag):
                     self._lag.labels(topic, str(partition)).set(lag)
 
     def inc_rebalance(self, event: str) -> None:
@@ -400,6 +417,14 @@ def _parse_partition(key: object) -> int | None:
     if isinstance(key, str) and key.isascii() and key.isdigit():
         return int(key)
     return None
+
+
+def _is_fetching(partition_stats: Mapping[str, Any]) -> bool:
+    # Missing keys count as fetching, so a trimmed stats document still reports lag.
+    return (
+        partition_stats.get("desired") is not False
+        and partition_stats.get("fetch_state") not in _NOT_FETCHING
+    )
 
 
 def _check_report(report: SchemaContractValidationReport) -> None:

@@ -402,8 +402,9 @@ def test_remove_unknown_partition_is_a_noop(metrics: ServiceMetrics) -> None:
 
 
 # A consumer's statistics JSON, cut down to the fields ServiceMetrics reads plus neighbours
-# (librdkafka STATISTICS.md layout): partition 0 assigned and fetching, partition 1 not
-# assigned (lag -1), and the internal UA partition -1.
+# (librdkafka STATISTICS.md layout): partition 0 assigned and fetching, partition 1 revoked
+# (librdkafka 2.x keeps its last lag, 40, frozen after an unassign), partition 3 assigned
+# but its lag not known yet (-1), and the internal UA partition -1.
 LIBRDKAFKA_STATS = """
 {
   "name": "rdkafka#consumer-1", "client_id": "stream-validator", "type": "consumer",
@@ -422,8 +423,13 @@ LIBRDKAFKA_STATS = """
           "rxmsgs": 18230, "rxbytes": 5512031, "msgs": 18230, "rx_ver_drops": 0
         },
         "1": {
-          "partition": 1, "broker": -1, "leader": 2, "desired": false, "unknown": false,
-          "fetch_state": "none", "committed_offset": -1001, "hi_offset": -1001,
+          "partition": 1, "broker": 2, "leader": 2, "desired": false, "unknown": false,
+          "fetch_state": "stopped", "committed_offset": 60, "hi_offset": 100,
+          "ls_offset": 100, "consumer_lag": 40, "consumer_lag_stored": 40
+        },
+        "3": {
+          "partition": 3, "broker": 1, "leader": 1, "desired": true, "unknown": false,
+          "fetch_state": "offset-query", "committed_offset": -1001, "hi_offset": -1001,
           "ls_offset": -1001, "consumer_lag": -1, "consumer_lag_stored": -1
         },
         "-1": {
@@ -455,11 +461,21 @@ def test_librdkafka_stats_set_lag(metrics: ServiceMetrics, registry: CollectorRe
 def test_librdkafka_stats_skip_internal_and_unknown_lag(
     metrics: ServiceMetrics, registry: CollectorRegistry
 ) -> None:
-    """The internal partition -1 and lag -1 (not assigned) produce no series."""
+    """The internal partition -1 and a lag of -1 (not known yet) produce no series."""
+    metrics.update_from_librdkafka_stats(json.loads(LIBRDKAFKA_STATS))
+    name = "stream_validator_consumer_lag_records"
+    assert value(registry, name, topic="md.ticks", partition="3") is None
+    assert value(registry, name, topic="md.ticks", partition="-1") is None
+
+
+def test_librdkafka_stats_drop_revoked_partition(
+    metrics: ServiceMetrics, registry: CollectorRegistry
+) -> None:
+    """A partition no longer fetched loses its series despite its stale non-negative lag."""
+    metrics.set_consumer_lag("md.ticks", 1, 40)
     metrics.update_from_librdkafka_stats(json.loads(LIBRDKAFKA_STATS))
     name = "stream_validator_consumer_lag_records"
     assert value(registry, name, topic="md.ticks", partition="1") is None
-    assert value(registry, name, topic="md.ticks", partition="-1") is None
 
 
 @pytest.mark.parametrize(
