@@ -54,6 +54,17 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the streaming validator service")
     run.add_argument("--config", required=True, metavar="FILE", help="service YAML config")
 
+    topics = sub.add_parser("create-topics", help="create the topics a service config names")
+    topics.add_argument("--config", required=True, metavar="FILE", help="service YAML config")
+    topics.add_argument("--partitions", type=_positive_int, default=3, metavar="N")
+    topics.add_argument(
+        "--replication-factor",
+        type=int,
+        default=-1,
+        metavar="N",
+        help="default -1: the cluster's default",
+    )
+
     for name, text in _DELEGATED.items():
         delegated = sub.add_parser(name, help=text, add_help=False)
         delegated.add_argument("args", nargs=argparse.REMAINDER)
@@ -103,6 +114,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return check_contract_files(args.files, sys.stdout, sys.stderr)
         if args.command == "validate":
             return _validate(args)
+        if args.command == "create-topics":
+            return _create_topics(args)
         if args.command == "run":
             from stream_validator.app import run_service
 
@@ -143,3 +156,23 @@ def _validate(args: argparse.Namespace) -> int:
     else:
         print(render_summary(summary))
     return EXIT_OK if summary.is_valid else EXIT_INVALID
+
+
+def _create_topics(args: argparse.Namespace) -> int:
+    from stream_validator.config import load_config
+    from stream_validator.kafka.admin import create_topics, topics_of
+
+    config = load_config(args.config)
+    try:
+        outcome = create_topics(
+            config,
+            topics_of(config),
+            partitions=args.partitions,
+            replication_factor=args.replication_factor,
+        )
+    except RuntimeError as exc:
+        print(f"stream-validator: error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    for name, what in outcome.items():
+        print(f"{what:8} {name}")
+    return EXIT_OK

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Create .venv and install the package with its dev tools (idempotent, quiet).
+# Sourced by scripts/test.sh and scripts/demo.sh; safe to run on its own.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PYTHON=${PYTHON:-python3}
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+  echo "error: Python 3.11+ is required (found: $("$PYTHON" --version 2>&1))" >&2
+  exit 1
+fi
+for tool in java mvn; do
+  command -v "$tool" >/dev/null || { echo "error: '$tool' is needed for the local Kafka broker (JDK 17+ and Maven)" >&2; exit 1; }
+done
+if [ ! -x .venv/bin/python ]; then
+  echo "==> creating .venv" >&2
+  "$PYTHON" -m venv .venv
+fi
+stamp=.venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)
+if [ ! -f "$stamp" ]; then
+  echo "==> installing Python dependencies into .venv" >&2
+  .venv/bin/python -m pip install --quiet --upgrade pip
+  .venv/bin/python -m pip install --quiet -e '.[dev]'
+  rm -f .venv/.installed-* && touch "$stamp"
+fi
+echo "==> Kafka jars (Maven Central, cached outside the repo)" >&2
+.venv/bin/stream-validator dev-kafka fetch >/dev/null

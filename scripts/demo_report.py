@@ -1,0 +1,130 @@
+"""Print what happened in a demo run: topic counts, a DLQ envelope, batch events, endpoints."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import urllib.request
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import Consumer, TopicPartition
+
+from stream_validator.config import load_config
+from stream_validator.kafka.admin import topics_of
+
+
+def end_offsets(consumer: Consumer, topic: str) -> int:
+    meta = consumer.list_topics(topic=topic, timeout=10).topics[topic]
+    return sum(
+        consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+        for p in meta.partitions
+    )
+
+
+def sample_envelope(consumer: Consumer, topic: str) -> dict[str, Any] | None:
+    meta = consumer.list_topics(topic=topic, timeout=10).topics[topic]
+    consumer.assign([TopicPartition(topic, p, 0) for p in meta.partitions])
+    for message in consumer.consume(num_messages=50, timeout=5):
+        if message.error() is None and message.value():
+            envelope: dict[str, Any] = json.loads(message.value())  # type: ignore[arg-type]
+            if envelope["violations"][0]["kind"] not in ("undecodable", "not_a_mapping"):
+                return envelope
+    return None
+
+
+def get(url: str) -> str:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return str(response.read().decode())
+    except OSError as exc:
+        return f"(unreachable: {exc})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--config", required=True)
+    parser.add_argument("--log", required=True)
+    parser.add_argument("--health", required=True)
+    parser.add_argument("--metrics", required=True)
+    parser.add_argument("--simulator", nargs="*", default=[])
+    args = parser.parse_args()
+    config = load_config(args.config)
+
+    print("\n=== what the simulators produced")
+    for path in args.simulator:
+        lines = Path(path).read_text().strip().splitlines()
+        print(f"  {Path(path).stem}: {lines[-1] if lines else '(nothing)'}")
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": config.kafka.bootstrap_servers,
+            "group.id": "demo-report",
+            "enable.auto.commit": False,
+        }
+    )
+    print("\n=== records per topic")
+    for topic in [*topics_of(config), "md.books.raw.xnas"]:
+        print(f"  {topic:22} {end_offsets(consumer, topic):>7}")
+
+    envelope = sample_envelope(consumer, "md.ticks.dlq")
+    consumer.close()
+    print("\n=== a sample DLQ envelope (md.ticks.dlq)")
+    print(json.dumps(envelope, indent=2)[:2500] if envelope else "  (none)")
+
+    events = [
+        json.loads(line)
+        for line in Path(args.log).read_text().splitlines()
+        if line.startswith("{") and '"msg":"batch"' in line
+    ]
+    totals: dict[str, Counter[str]] = defaultdict(Counter)
+    kinds: dict[str, Counter[str]] = defaultdict(Counter)
+    drift: dict[str, set[str]] = defaultdict(set)
+    breaches: dict[str, int] = Counter()
+    for event in events:
+        route = event["route"]
+        totals[route].update(
+            batches=1, records=event["records"], clean=event["clean_out"], dlq=event["dlq_out"]
+        )
+        kinds[route].update(event["violations_by_kind"])
+        drift[route].update(event["unknown_fields"])
+        breaches[route] += bool(event["null_breach_fields"])
+    print(f"\n=== batch events ({len(events)} logged as JSON in {args.log})")
+    for route, counts in totals.items():
+        print(f"  route {route}: {dict(counts)}")
+        print(f"    violations by kind: {dict(kinds[route].most_common())}")
+        print(
+            f"    batches breaching the null ceiling: {breaches[route]}"
+            f"   unknown fields (drift): {sorted(drift[route]) or '-'}"
+        )
+    interesting = [e for e in events if e["null_breach_fields"] or e["unknown_fields"]][:3]
+    for event in interesting:
+        keep = (
+            "route",
+            "records",
+            "valid",
+            "quarantined",
+            "violations_by_kind",
+            "null_breach_fields",
+            "null_ceiling_action",
+            "unknown_fields",
+        )
+        print("  e.g.", json.dumps({k: event[k] for k in keep}))
+
+    print("\n=== endpoints")
+    print(f"  liveness  {args.health}/healthz -> {get(args.health + '/healthz')}")
+    print(f"  readiness {args.health}/readyz  -> {get(args.health + '/readyz')}")
+    print(f"  status    {args.health}/status")
+    print(f"  metrics   {args.metrics}")
+    metrics = get(args.metrics).splitlines()
+    shown = [
+        m for m in metrics if m.startswith(("stream_validator_records_", "stream_validator_drift"))
+    ]
+    for line in shown[:12]:
+        print(f"    {line}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

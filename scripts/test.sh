@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The test command (README, "Tests"): lint, type-check, unit and integration tests.
+# Integration tests use KAFKA_BOOTSTRAP_SERVERS when set, testcontainers when a Docker
+# engine answers, and otherwise start the project's own local Kafka broker.
+# Extra arguments go to pytest, e.g. scripts/test.sh tests/unit -k null
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/bootstrap.sh
+
+if ! command -v promtool >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "==> installing promtool (Debian package prometheus)" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null
+  else
+    echo "error: promtool not found: install Debian's 'prometheus' package (or set SV_ALLOW_MISSING_PROMTOOL=1)" >&2
+    [ "${SV_ALLOW_MISSING_PROMTOOL:-0}" = 1 ] || exit 1
+  fi
+fi
+
+step() { echo "==> $*" >&2; }
+step "ruff check";  .venv/bin/ruff check stream_validator tests bench
+step "ruff format"; .venv/bin/ruff format --check stream_validator tests bench
+step "mypy --strict"; .venv/bin/mypy stream_validator
+step "pytest"; .venv/bin/pytest "$@"
