@@ -1,0 +1,118 @@
+"""The DLQ envelope: content, headers, truncation."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+
+from stream_validator.dlq import EnvelopeContext, SourceRecord, build_envelope
+from stream_validator.verify import Violation
+
+CONTEXT = EnvelopeContext("ticks", "tick", "3", "grp", "0.1.0", "2026-11-30T00:00:00+00:00")
+VIOLATIONS = [
+    Violation("price", "type_mismatch", "field 'price': expected float, got str '1'"),
+    Violation("size", "below_min", "field 'size': -1 is below min_value 0"),
+]
+
+
+def record(value: bytes | None = b'{"price":"1"}', **changes: object) -> SourceRecord:
+    fields: dict[str, object] = dict(
+        topic="md.ticks",
+        partition=2,
+        offset=41,
+        key=b"AAPL",
+        value=value,
+        headers=[("trace", b"abc"), ("bin", b"\xff")],
+        timestamp_ms=1700000000000,
+        timestamp_type=1,
+    )
+    fields.update(changes)
+    return SourceRecord(**fields)  # type: ignore[arg-type]
+
+
+def decode(value: bytes) -> dict[str, object]:
+    return json.loads(value)  # type: ignore[no-any-return]
+
+
+def test_envelope_fields() -> None:
+    """Version, contract, violations, payload, key, headers, source and context are all kept."""
+    value, _, truncated = build_envelope(record(), VIOLATIONS, CONTEXT, max_bytes=1_000_000)
+    envelope = decode(value)
+    assert truncated is False
+    assert envelope["envelope_version"] == 1
+    assert envelope["contract"] == {"name": "tick", "version": "3"}
+    assert envelope["violations"] == [v.as_dict() for v in VIOLATIONS]
+    assert envelope["violation_reason"] == "; ".join(v.message for v in VIOLATIONS)
+    assert (envelope["payload"], envelope["payload_encoding"]) == ('{"price":"1"}', "utf-8")
+    assert envelope["payload_sha256"] == hashlib.sha256(b'{"price":"1"}').hexdigest()
+    assert envelope["key"] == "AAPL"
+    assert envelope["headers"] == [["trace", "abc", "utf-8"], ["bin", "/w==", "base64"]]
+    assert envelope["source"] == {
+        "topic": "md.ticks",
+        "partition": 2,
+        "offset": 41,
+        "timestamp_ms": 1700000000000,
+        "timestamp_type": 1,
+    }
+    assert envelope["consumer_group"] == "grp" and envelope["replay_count"] == 0
+
+
+def test_binary_payload_is_base64() -> None:
+    """A payload that is not UTF-8 is stored as base64 and flagged."""
+    value, _, _ = build_envelope(record(b"\x00\xff\xfe"), VIOLATIONS, CONTEXT, max_bytes=10**6)
+    envelope = decode(value)
+    assert envelope["payload_encoding"] == "base64"
+    assert base64.b64decode(envelope["payload"]) == b"\x00\xff\xfe"  # type: ignore[arg-type]
+
+
+def test_tombstone_envelope() -> None:
+    """A tombstone has a null payload, encoding, length and digest."""
+    envelope = decode(build_envelope(record(None), VIOLATIONS, CONTEXT, max_bytes=10**6)[0])
+    assert envelope["payload"] is None and envelope["payload_encoding"] is None
+    assert envelope["payload_length"] is None
+
+
+def test_dlq_headers() -> None:
+    """sv.dlq.* headers carry source coordinates, contract and first violation kind."""
+    _, headers, _ = build_envelope(record(), VIOLATIONS, CONTEXT, max_bytes=10**6)
+    values = dict(headers)
+    assert values["sv.dlq.source.topic"] == b"md.ticks"
+    assert values["sv.dlq.source.partition"] == b"2"
+    assert values["sv.dlq.source.offset"] == b"41"
+    assert values["sv.dlq.contract"] == b"tick"
+    assert values["sv.dlq.violation.kind"] == b"type_mismatch"
+
+
+def test_oversized_envelope_is_truncated_not_dropped() -> None:
+    """A payload too large for the limit is cut; length and sha256 of the full one remain."""
+    payload = b'{"x":"' + b"a" * 50_000 + b'"}'
+    value, _, truncated = build_envelope(record(payload), VIOLATIONS, CONTEXT, max_bytes=10_000)
+    envelope = decode(value)
+    assert truncated and envelope["payload_truncated"] is True
+    assert len(value) <= 10_000
+    assert envelope["payload_length"] == len(payload)
+    assert envelope["payload_sha256"] == hashlib.sha256(payload).hexdigest()
+    assert payload.decode().startswith(envelope["payload"])  # type: ignore[arg-type]
+
+
+def test_truncation_handles_escaping_heavy_payloads() -> None:
+    """Payloads whose JSON escaping grows them still fit after truncation."""
+    payload = ("\u0001" * 40_000).encode()
+    value, _, truncated = build_envelope(record(payload), VIOLATIONS, CONTEXT, max_bytes=8_000)
+    assert truncated and len(value) <= 8_000
+
+
+def test_huge_headers_and_violation_lists_are_shrunk() -> None:
+    """Headers are dropped and violations capped when the payload alone cannot make room."""
+    many = [
+        Violation(f"f{i}", "unknown_field", "undeclared field " + "x" * 50) for i in range(2000)
+    ]
+    headers = [(f"h{i}", b"v" * 100) for i in range(200)]
+    value, _, truncated = build_envelope(
+        record(b"{}", headers=headers), many, CONTEXT, max_bytes=12_000
+    )
+    envelope = decode(value)
+    assert truncated and len(value) <= 12_000
+    assert envelope["headers_dropped"] is True
+    assert envelope["violations_omitted"] == 2000 - len(envelope["violations"])  # type: ignore[arg-type]

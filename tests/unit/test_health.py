@@ -1,0 +1,62 @@
+"""Health endpoints: liveness from the loop heartbeat, readiness from the service state."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+
+from stream_validator.health import HealthServer
+from stream_validator.runtime import ServiceState
+
+
+@pytest.fixture
+def served() -> Iterator[tuple[HealthServer, ServiceState]]:
+    state = ServiceState()
+    server = HealthServer(state, host="127.0.0.1", port=0, liveness_timeout_s=1.0).start()
+    try:
+        yield server, state
+    finally:
+        server.close()
+
+
+def get(server: HealthServer, path: str) -> tuple[int, dict[str, object]]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{server.port}{path}", timeout=5) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_readiness_follows_state(served: tuple[HealthServer, ServiceState]) -> None:
+    """/readyz is 503 until the service is ready, then 200."""
+    server, state = served
+    assert get(server, "/readyz") == (503, {"ready": False})
+    state.ready = True
+    assert get(server, "/readyz") == (200, {"ready": True})
+
+
+def test_liveness_fails_when_loop_stalls(served: tuple[HealthServer, ServiceState]) -> None:
+    """/healthz is 200 while the loop beats and 503 once it stalls past the timeout."""
+    server, state = served
+    assert get(server, "/healthz")[0] == 200
+    state.last_loop = time.monotonic() - 5
+    assert get(server, "/healthz") == (503, {"live": False})
+
+
+def test_status_and_unknown_path(served: tuple[HealthServer, ServiceState]) -> None:
+    """/status reports counters and recent batches; other paths are 404."""
+    server, state = served
+    state.batches, state.records = 3, 30
+    state.remember({"event": "batch", "records": 10})
+    code, body = get(server, "/status")
+    assert (
+        code == 200
+        and body["batches"] == 3
+        and body["recent_batches"] == [{"event": "batch", "records": 10}]
+    )
+    assert get(server, "/nope")[0] == 404
