@@ -12,6 +12,7 @@ because fault-injection tests need to stop, kill -9 and restart its process.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import warnings
@@ -62,7 +63,7 @@ def _module_restartable_kafka(
 
 @pytest.fixture
 def restartable_kafka(_module_restartable_kafka: LocalKafkaBroker) -> LocalKafkaBroker:
-    """A broker of this module's own that a test may stop, kill -9 and restart, data intact."""
+    """A dedicated local broker (one per module) a test may stop, kill -9 and restart."""
     broker = _module_restartable_kafka
     if not broker.is_running():  # an earlier test left it down
         broker.start(keep_data=True)
@@ -74,12 +75,14 @@ def _start_local(state_dir: Path, what: str) -> LocalKafkaBroker:
     try:
         broker.start()
     except DevBrokerError as exc:
-        pytest.fail(
-            f"{_NO_BROKER}: KAFKA_BOOTSTRAP_SERVERS is unset, no Docker engine answered, "
-            f"and the local {what} (LocalKafkaBroker in {state_dir}) failed: {exc}",
-            pytrace=False,
-        )
-    return broker
+        reason = str(exc)
+    else:
+        return broker
+    pytest.fail(  # outside the except block: the message alone, no chained traceback
+        f"{_NO_BROKER}: KAFKA_BOOTSTRAP_SERVERS is unset, no Docker engine answered, "
+        f"and the local {what} (LocalKafkaBroker in {state_dir}) failed: {reason}",
+        pytrace=False,
+    )
 
 
 def _docker_answers() -> bool:
@@ -107,18 +110,25 @@ def _docker_answers() -> bool:
 def _container_bootstrap() -> Iterator[str]:
     from testcontainers.community.kafka import KafkaContainer
 
-    container = (
-        KafkaContainer()
-        .with_kraft()
-        # The image defaults give transactions replication factor 3: never ready on one node.
-        .with_env("KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR", "1")
-        .with_env("KAFKA_TRANSACTION_STATE_LOG_MIN_ISR", "1")
-        .with_env("KAFKA_AUTO_CREATE_TOPICS_ENABLE", "false")
-    )
+    container: KafkaContainer | None = None
     try:
+        container = (
+            KafkaContainer()
+            .with_kraft()
+            # The image defaults give transactions replication factor 3: never ready on one node.
+            .with_env("KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR", "1")
+            .with_env("KAFKA_TRANSACTION_STATE_LOG_MIN_ISR", "1")
+            .with_env("KAFKA_AUTO_CREATE_TOPICS_ENABLE", "false")
+        )
         container.start()
-    except Exception as exc:
-        pytest.fail(f"{_NO_BROKER}: Docker answered but KafkaContainer failed: {exc}")
+        reason = ""
+    except Exception as exc:  # docker-py, testcontainers and image pull errors alike
+        reason = repr(exc)
+        if container is not None:
+            with contextlib.suppress(Exception):
+                container.stop()
+    if reason or container is None:
+        pytest.fail(f"{_NO_BROKER}: Docker answered but KafkaContainer failed: {reason}")
     try:
         yield container.get_bootstrap_server()
     finally:

@@ -25,6 +25,14 @@ OutgoingMessage = tuple[bytes | None, bytes | None, Headers | None]
 
 IsolationLevel = Literal["read_committed", "read_uncommitted"]
 
+_COORDINATOR_BUSY = frozenset(
+    {
+        KafkaError.NOT_COORDINATOR,
+        KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+        KafkaError.COORDINATOR_NOT_AVAILABLE,
+    }
+)
+
 
 @dataclass(frozen=True, slots=True)
 class ReadMessage:
@@ -176,13 +184,27 @@ def end_offsets(bootstrap: str, topic: str, timeout: float = 10.0) -> dict[int, 
 
 
 def committed_offsets(
-    bootstrap: str, group: str, topic: str, timeout: float = 10.0
+    bootstrap: str, group: str, topic: str, timeout: float = 30.0
 ) -> dict[int, int]:
-    """The offsets ``group`` committed on each partition of ``topic`` (negative: none)."""
+    """The offsets ``group`` committed on each partition of ``topic`` (negative: none).
+
+    Retries while the group coordinator is moving or loading, as it is after a broker restart.
+    """
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    deadline = time.monotonic() + timeout
     try:
         wanted = [TopicPartition(topic, p) for p in partition_ids(consumer, topic, timeout)]
-        return {tp.partition: tp.offset for tp in consumer.committed(wanted, timeout=timeout)}
+        while True:
+            try:
+                committed = consumer.committed(wanted, timeout=timeout)
+            except KafkaException as exc:
+                err = exc.args[0]
+                busy = isinstance(err, KafkaError) and err.code() in _COORDINATOR_BUSY
+                if not busy or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.2)
+                continue
+            return {tp.partition: tp.offset for tp in committed}
     finally:
         consumer.close()
 
