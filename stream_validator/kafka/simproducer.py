@@ -1,0 +1,241 @@
+"""The simulator's imperative shell: topic setup, the paced produce loop, delivery accounting.
+
+``produce_simulated`` drives a ``Simulator`` into a producer until a count, a duration or a
+stop request ends it, then flushes with a bounded wait. Waiting for the next paced message
+happens inside ``producer.poll``, so delivery callbacks run while it waits and it never spins.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka.admin import AdminClient
+
+# Where NewTopic is defined: confluent_kafka.admin re-exports it undeclared (mypy --strict).
+from confluent_kafka.cimpl import NewTopic
+
+from stream_validator.errors import StreamValidatorError
+from stream_validator.sim import SimMessage, Simulator
+
+# Longest single wait, so a stop request or the end of a duration is seen promptly.
+_MAX_WAIT_S: Final = 0.1
+# poll() counts whole milliseconds: a shorter wait would return at once and spin, so a
+# message due within a millisecond goes out now (the average rate still holds).
+_MIN_WAIT_S: Final = 0.001
+_MAX_ERRORS_KEPT: Final = 5
+
+
+class SimulateError(StreamValidatorError):
+    """The broker cannot be reached, or the topic is missing or cannot be created."""
+
+
+class StopFlag:
+    """Set by signal handlers: the first request stops producing, the second stops flushing."""
+
+    __slots__ = ("reason", "requests")
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.reason = "signal"
+
+    def request(self, *_: object) -> None:
+        """Ask the loop to stop (usable directly as a signal handler)."""
+        self.requests += 1
+
+    def abort(self, reason: str) -> None:
+        """Stop because of an error rather than a signal."""
+        self.reason = reason
+        self.requests += 1
+
+
+@dataclass(slots=True)
+class DeliveryTally:
+    """Delivery reports counted by outcome, with the first few distinct errors."""
+
+    delivered: int = 0
+    failed: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def on_delivery(self, err: KafkaError | None, _msg: object) -> None:
+        """The producer's delivery callback."""
+        if err is None:
+            self.delivered += 1
+        else:
+            self.fail(f"{err.name()}: {err.str()}")
+
+    def fail(self, err: object, count: int = 1) -> None:
+        """Count ``count`` messages as failed, remembering the reason."""
+        self.failed += count
+        text = str(err)
+        if len(self.errors) < _MAX_ERRORS_KEPT and text not in self.errors:
+            self.errors.append(text)
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """When to stop (whichever comes first) and how fast to go (0: as fast as possible)."""
+
+    count: int | None = None
+    duration: float | None = None
+    rate: float = 0.0
+
+
+@dataclass(slots=True)
+class RunResult:
+    """What a run produced, per scenario, and what became of it."""
+
+    produced: Counter[str]
+    tally: DeliveryTally
+    elapsed: float
+    stopped_by: str
+
+
+def describe_error(exc: BaseException) -> str:
+    """librdkafka's own wording for a KafkaException, else the exception's text."""
+    err = exc.args[0] if exc.args else None
+    return str(err.str()) if isinstance(err, KafkaError) else str(exc)
+
+
+def seconds_until_due(sent: int, elapsed: float, rate: float) -> float:
+    """How long until message number ``sent`` is due at ``rate`` per second (<= 0: now)."""
+    return sent / rate - elapsed if rate > 0 else 0.0
+
+
+def produce_simulated(
+    producer: Producer,
+    topic: str,
+    sim: Simulator,
+    limits: Limits,
+    stop: StopFlag,
+    *,
+    flush_timeout: float,
+    clock: Callable[[], float] = time.monotonic,
+) -> RunResult:
+    """Produce simulated messages until a limit or a stop request; flush; count outcomes."""
+    tally = DeliveryTally()
+    produced: Counter[str] = Counter()
+    sent = 0
+    start = clock()
+    while True:
+        elapsed = clock() - start
+        if stop.requests:
+            stopped_by = stop.reason
+            break
+        if limits.count is not None and sent >= limits.count:
+            stopped_by = "count"
+            break
+        if limits.duration is not None and elapsed >= limits.duration:
+            stopped_by = "duration"
+            break
+        wait = seconds_until_due(sent, elapsed, limits.rate)
+        if wait >= _MIN_WAIT_S:
+            producer.poll(min(wait, _MAX_WAIT_S))
+            continue
+        message = sim.next(elapsed)
+        if not _enqueue(producer, topic, message, tally, stop):
+            stopped_by = stop.reason
+            break
+        produced[message.scenario] += 1
+        sent += 1
+        producer.poll(0)
+    _flush(producer, tally, stop, clock() + flush_timeout, clock)
+    return RunResult(produced, tally, clock() - start, stopped_by)
+
+
+def _enqueue(
+    producer: Producer, topic: str, message: SimMessage, tally: DeliveryTally, stop: StopFlag
+) -> bool:
+    """Hand one message to the producer, waiting while its queue is full; False if stopped."""
+    while True:
+        try:
+            producer.produce(
+                topic,
+                message.value,
+                message.key,
+                headers=list[tuple[str, str | bytes | None]](message.headers),
+                on_delivery=tally.on_delivery,
+            )
+            return True
+        except BufferError:  # the local queue is full: serve deliveries, then retry
+            if stop.requests:
+                return False
+            producer.poll(_MAX_WAIT_S)
+        except KafkaException as exc:  # refused locally (e.g. too large): it failed
+            tally.fail(describe_error(exc))
+            return True
+
+
+def _flush(
+    producer: Producer,
+    tally: DeliveryTally,
+    stop: StopFlag,
+    deadline: float,
+    clock: Callable[[], float],
+) -> None:
+    """Flush in short slices so a second stop request cuts it short; leftovers count as failed."""
+    remaining = len(producer)
+    while remaining and stop.requests < 2 and clock() < deadline:
+        remaining = producer.flush(_MAX_WAIT_S * 5)
+    if remaining:
+        tally.fail(f"{remaining} message(s) still undelivered when the flush ended", remaining)
+
+
+def check_topic(producer: Producer, topic: str, bootstrap: str, timeout: float) -> int:
+    """Return the topic's partition count; raise SimulateError if unreachable or missing."""
+    try:
+        meta = producer.list_topics(topic=topic, timeout=timeout)
+    except KafkaException as exc:
+        raise SimulateError(
+            f"cannot reach Kafka at {bootstrap} within {timeout:g} s: {describe_error(exc)}"
+        ) from None
+    topic_meta = meta.topics.get(topic)
+    if topic_meta is None or topic_meta.error is not None:
+        why = topic_meta.error.str() if topic_meta is not None else "not in the metadata"
+        raise SimulateError(
+            f"topic {topic!r} is not available on {bootstrap} ({why}); "
+            "create it first or pass --create-topic"
+        )
+    return len(topic_meta.partitions)
+
+
+def ensure_topic(config: Mapping[str, Any], topic: str, partitions: int, timeout: float) -> bool:
+    """Create the topic unless it exists, then wait for its leaders; True if created."""
+    admin = AdminClient(dict(config))
+    bootstrap = config.get("bootstrap.servers", "?")
+    try:
+        existing = admin.list_topics(timeout=timeout).topics
+    except KafkaException as exc:
+        raise SimulateError(
+            f"cannot reach Kafka at {bootstrap} within {timeout:g} s: {describe_error(exc)}"
+        ) from None
+    created = False
+    if topic not in existing:
+        # replication_factor=-1: the cluster's default, right for one node and for many.
+        new = NewTopic(topic, num_partitions=partitions, replication_factor=-1)
+        try:
+            admin.create_topics([new], operation_timeout=timeout)[topic].result(timeout)
+            created = True
+        except KafkaException as exc:
+            err = exc.args[0] if exc.args else None
+            if not (isinstance(err, KafkaError) and err.code() == KafkaError.TOPIC_ALREADY_EXISTS):
+                raise SimulateError(
+                    f"cannot create topic {topic!r}: {describe_error(exc)}"
+                ) from None
+    _wait_for_leaders(admin, topic, timeout)
+    return created
+
+
+def _wait_for_leaders(admin: AdminClient, topic: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        meta = admin.list_topics(topic=topic, timeout=timeout).topics.get(topic)
+        leaders = [p.leader for p in meta.partitions.values()] if meta is not None else []
+        if meta is not None and meta.error is None and leaders and min(leaders) >= 0:
+            return
+        time.sleep(0.1)
+    raise SimulateError(f"topic {topic!r} has no leader for every partition after {timeout:g} s")
