@@ -15,15 +15,18 @@ from collections.abc import Mapping
 from types import FrameType
 from typing import Any
 
-from prometheus_client import CollectorRegistry
-
 from stream_validator import __version__
 from stream_validator.config import ServiceConfig, load_config, redacted
 from stream_validator.errors import ConfigError
 from stream_validator.health import HealthServer
 from stream_validator.kafka.service import StreamService
 from stream_validator.logs import configure_logging
-from stream_validator.metrics import MetricsServer, ServiceMetrics, start_http_server
+from stream_validator.metrics import (
+    CollectorRegistry,
+    MetricsServer,
+    ServiceMetrics,
+    start_http_server,
+)
 from stream_validator.pipeline import BatchPlan
 from stream_validator.runtime import ServiceHooks, ServiceState
 

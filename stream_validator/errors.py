@@ -6,7 +6,12 @@ Every exception the package raises on purpose derives from one root::
     ├── ContractError (also ValueError)      a malformed SchemaContract / FieldSpec
     │   └── ContractFileError                a contract file that cannot be loaded
     ├── DecodeError (also ValueError)        bytes that are not one JSON value
-    └── ConfigError (also ValueError)        invalid service configuration
+    ├── ConfigError (also ValueError)        invalid service configuration
+    ├── ScenarioSpecError (also ValueError)  a bad simulator --scenario spec (sim/schedule.py)
+    └── SimulateError                        the simulator cannot produce (kafka/simproducer.py)
+
+DevBrokerError (kafka/devjars.py, a RuntimeError) stands apart: it is about the local
+development broker, not the service.
 
 Bad *records* never raise: they become violations in a report. Exceptions are for
 bad setup (contracts, config) and for callers that decode bytes directly.
