@@ -84,11 +84,13 @@ BAD_RECORDS: dict[str, bytes | None] = {
     "unknown_field": encode(tick(9006, ask_volume=5)),
     "undecodable": b"\xff\xfe not json",
     "undecodable_nan": b'{"price": NaN}',
-    "oversized": encode(tick(9007, padding="x" * 3000)),
+    "deep_nesting": b"[" * 1100 + b"]" * 1100,
+    "oversized": encode(tick(9007, padding="x" * 5000)),
 }
 EXPECTED_KIND = {name: name for name in BAD_RECORDS} | {
     "tombstone": "not_a_mapping",
     "undecodable_nan": "undecodable",
+    "deep_nesting": "undecodable",
     "oversized": "oversized",
 }
 
@@ -116,7 +118,7 @@ def test_routing_every_violation_kind(kafka_bootstrap: str, tmp_path: Path) -> N
                 clean,
                 dlq,
                 contract=strict_contract(tmp_path),
-                max_payload_bytes=2000,
+                max_payload_bytes=3000,
             )
         ],
         group=group,
