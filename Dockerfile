@@ -1,0 +1,70 @@
+# syntax=docker/dockerfile:1
+# stream-validator image: `stream-validator run` with the config and contracts under
+# /etc/stream-validator (mount your own over them). Linted in CI with hadolint
+# (tests/unit/test_deploy_manifests.py); CI has no Docker engine, so it is not built there.
+#
+#   docker build -t stream-validator:0.1.0 .
+#   docker run --rm -e SV_KAFKA__BOOTSTRAP_SERVERS=broker:9092 -p 8080:8080 -p 9464:9464 \
+#       -v "$PWD/my-config:/etc/stream-validator:ro" stream-validator:0.1.0
+
+# One pinned base for both stages: the venv built in the first stage is copied into the
+# second, and a venv only works with the very Python it was created with.
+ARG PYTHON_IMAGE=python:3.11.14-slim-bookworm
+
+FROM ${PYTHON_IMAGE} AS builder
+ENV PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PYTHONDONTWRITEBYTECODE=1
+WORKDIR /src
+# Only what the wheel needs (.dockerignore keeps the rest of the repository out of the context).
+COPY pyproject.toml ./
+COPY stream_validator ./stream_validator
+# Every dependency ships manylinux wheels; --only-binary makes a missing one fail here, loudly,
+# instead of attempting a compile in an image that has no compiler. pip and setuptools leave
+# the venv afterwards: the runtime image installs nothing.
+RUN python -m venv /opt/venv \
+    && /opt/venv/bin/pip wheel --no-cache-dir --no-deps --wheel-dir /tmp/wheels . \
+    && /opt/venv/bin/pip install --no-cache-dir --only-binary=:all: /tmp/wheels/*.whl \
+    && /opt/venv/bin/pip uninstall --yes pip setuptools \
+    && /opt/venv/bin/stream-validator --version
+
+FROM ${PYTHON_IMAGE}
+ARG PYTHON_IMAGE
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+LABEL org.opencontainers.image.title="stream-validator" \
+      org.opencontainers.image.description="Kafka consumer that validates market-data records against schema contracts and quarantines bad ones to a DLQ" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.base.name="docker.io/library/${PYTHON_IMAGE}"
+
+RUN groupadd --system --gid 10001 validator \
+    && useradd --system --uid 10001 --gid validator --no-create-home \
+        --home-dir /nonexistent --shell /usr/sbin/nologin validator
+
+COPY --from=builder /opt/venv /opt/venv
+# Defaults so the image runs as is (with SV_KAFKA__BOOTSTRAP_SERVERS); mount a config
+# directory over /etc/stream-validator for anything else. Contract paths in service.yaml are
+# relative to it (contracts/*.yaml).
+COPY config/ /etc/stream-validator/
+
+# The health and metrics servers bind 127.0.0.1 by default, unreachable from outside a
+# container; SV_* variables override the config file (stream_validator/config.py).
+ENV PATH=/opt/venv/bin:$PATH \
+    PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    SV_SERVICE__HEALTH_HOST=0.0.0.0 \
+    SV_METRICS__HOST=0.0.0.0
+
+USER 10001:10001
+# 8080: /healthz /readyz /status (service.health_port); 9464: /metrics (metrics.port).
+EXPOSE 8080 9464
+
+# Liveness, as Kubernetes checks it: /healthz answers 503 (urlopen raises) when the consume loop
+# has stalled. No curl in a slim image; Python is there anyway.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
+    CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/healthz' % os.environ.get('SV_SERVICE__HEALTH_PORT', '8080'), timeout=4)"]
+
+ENTRYPOINT ["stream-validator"]
+CMD ["run", "--config", "/etc/stream-validator/service.yaml"]
