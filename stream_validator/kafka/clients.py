@@ -64,6 +64,12 @@ def producer_settings(
     settings.update(kafka.settings)
     settings.update(kafka.producer)
     _pin(settings, _PRODUCER_PINNED, "producer")
+    if "transactional.id" in settings:
+        # librdkafka then refuses every produce() outside a transaction: nothing would flow.
+        raise ConfigError(
+            "kafka.producer: transactional.id is not supported: the service is"
+            " at-least-once and does not run transactions"
+        )
     return settings | ({"error_cb": error_cb} if error_cb is not None else {})
 
 

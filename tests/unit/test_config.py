@@ -198,3 +198,34 @@ def test_invalid_yaml(tmp_path: Path) -> None:
     path.write_text("kafka: [")
     with pytest.raises(ConfigError, match=r"bad\.yaml: not valid YAML"):
         load_config(path, {})
+
+
+def test_client_settings_refuse_unsafe_overrides(tmp_path: Path) -> None:
+    """Settings that would break at-least-once delivery or block producing are refused."""
+    from stream_validator.kafka.clients import consumer_settings, producer_settings
+
+    for section, key, value, needle in [
+        ("consumer", "enable.auto.commit", "true", "enable.auto.commit=true is not allowed"),
+        ("producer", "acks", "1", "acks=1 is not allowed"),
+        ("producer", "transactional.id", "x", "transactional.id is not supported"),
+    ]:
+        document = minimal()
+        document["kafka"][section] = {key: value}
+        config = load(tmp_path, document)
+        build = consumer_settings if section == "consumer" else producer_settings
+        with pytest.raises(ConfigError, match=needle):
+            build(config)
+
+
+def test_client_settings_defaults(tmp_path: Path) -> None:
+    """Consumer and producer get the delivery-critical settings and user pass-through."""
+    from stream_validator.kafka.clients import consumer_settings, producer_settings
+
+    document = minimal()
+    document["kafka"]["settings"] = {"security.protocol": "SASL_SSL"}
+    config = load(tmp_path, document)
+    consumer, producer = consumer_settings(config), producer_settings(config)
+    assert consumer["enable.auto.offset.store"] == "false"
+    assert consumer["partition.assignment.strategy"] == "cooperative-sticky"
+    assert producer["enable.idempotence"] == "true" and producer["acks"] == "all"
+    assert consumer["security.protocol"] == producer["security.protocol"] == "SASL_SSL"
