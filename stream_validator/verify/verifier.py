@@ -11,6 +11,7 @@ from typing import Any
 from stream_validator.codec import JSONDecodeError, loads_raw
 from stream_validator.contracts.check import check_contract
 from stream_validator.contracts.model import SchemaContract
+from stream_validator.verify.fastpath import FAIL, compile_fast_check
 from stream_validator.verify.report import (
     QuarantinedRecord,
     SchemaContractValidationReport,
@@ -29,7 +30,7 @@ class DataSchemaContractVerifier:
     Bad records never raise: they are quarantined with every violation listed.
     """
 
-    __slots__ = ("_ceiling", "_inspector", "contract", "max_payload_bytes")
+    __slots__ = ("_ceiling", "_fast_check", "_inspector", "contract", "max_payload_bytes")
 
     def __init__(
         self, contract: SchemaContract, max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES
@@ -44,6 +45,7 @@ class DataSchemaContractVerifier:
         self.contract = contract
         self.max_payload_bytes = max_payload_bytes
         self._inspector = RecordInspector(contract)
+        self._fast_check = compile_fast_check(contract)
         # Exact decimal value of the limit, so "equal to the ceiling" is never a
         # breach because of binary floating point (e.g. 0.3).
         self._ceiling = Fraction(repr(float(contract.max_allowed_null_pct)))
@@ -77,6 +79,7 @@ class BatchAccumulator:
     """Validates records one at a time and builds the batch report at the end."""
 
     __slots__ = (
+        "_fast_check",
         "_inspector",
         "_keep",
         "_null_counts",
@@ -94,6 +97,7 @@ class BatchAccumulator:
     def __init__(self, verifier: DataSchemaContractVerifier, *, keep_records: bool) -> None:
         self._verifier = verifier
         self._inspector = verifier._inspector
+        self._fast_check = verifier._fast_check
         self._keep = keep_records
         self._total = 0
         self._valid: list[Any] = []
@@ -112,6 +116,9 @@ class BatchAccumulator:
         if not isinstance(record, Mapping):
             return self._quarantine(index, _snapshot(record), [_not_a_mapping(record)])
         try:
+            clean = self._fast_check(record)
+            if clean is not FAIL:
+                return self._accept(index, record, clean)
             violations, nulls, unknown = self._inspector.inspect(record)
         except Exception as exc:  # a broken Mapping implementation must not abort the batch
             violation = Violation(
@@ -174,6 +181,9 @@ class BatchAccumulator:
             )
         if type(record) is not dict:
             return self._quarantine(index, bytes(payload), [_not_a_mapping(record)])
+        clean = self._fast_check(record)
+        if clean is not FAIL:
+            return self._accept(index, record, clean)
         violations, nulls, unknown = self._inspector.inspect(record)
         if violations is not None:
             raw = bytes(payload)
@@ -193,7 +203,11 @@ class BatchAccumulator:
             self._unknown.update(unknown)
         if violations is not None:
             return self._quarantine(index, snapshot(record), violations)
-        if nulls is not None:
+        return self._accept(index, record, nulls or ())
+
+    def _accept(self, index: int, record: Any, nulls: Any) -> QuarantinedRecord | None:
+        """Count a valid record (``nulls``: the null nullable-field slots)."""
+        if nulls:
             counts = self._null_counts
             for slot in nulls:
                 counts[slot] += 1
