@@ -8,10 +8,8 @@ Every exception the package raises on purpose derives from one root::
     ├── DecodeError (also ValueError)        bytes that are not one JSON value
     ├── ConfigError (also ValueError)        invalid service configuration
     ├── ScenarioSpecError (also ValueError)  a bad simulator --scenario spec (sim/schedule.py)
-    └── SimulateError                        the simulator cannot produce (kafka/simproducer.py)
-
-DevBrokerError (kafka/devjars.py, a RuntimeError) stands apart: it is about the local
-development broker, not the service.
+    ├── SimulateError                        the simulator cannot produce (kafka/simproducer.py)
+    └── DevBrokerError (also RuntimeError)   the local development broker (kafka/devjars.py)
 
 Bad *records* never raise: they become violations in a report. Exceptions are for
 bad setup (contracts, config) and for callers that decode bytes directly.

@@ -24,6 +24,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from stream_validator.errors import StreamValidatorError
+
 KAFKA_VERSION = "4.1.1"
 SCALA_VERSION = "2.13"
 # Matches the log4j-core/log4j-api that kafka-server 4.1.1 already depends on.
@@ -34,7 +36,7 @@ MARKER_NAME = "fetched.ok"
 _MVN_TIMEOUT_S = 900.0
 
 
-class DevBrokerError(RuntimeError):
+class DevBrokerError(StreamValidatorError, RuntimeError):
     """The development broker cannot be fetched, started or stopped; the message says why."""
 
 
