@@ -75,6 +75,7 @@ def _parser() -> argparse.ArgumentParser:
 _DELEGATED = {
     "simulate": "produce simulated market data (with vendor drift) to a topic",
     "dev-kafka": "run a local single-node Kafka broker (development)",
+    "replay": "re-validate quarantined DLQ records and send the fixed ones on",
 }
 
 
@@ -106,6 +107,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from stream_validator.kafka.simulate import main as simulate_main
 
         return simulate_main(args_list[1:])
+    if args_list[:1] == ["replay"]:
+        from stream_validator.kafka.replay import main as replay_main
+
+        return replay_main(args_list[1:])
     args = _parser().parse_args(args_list)
     try:
         if args.command == "check-contract":
