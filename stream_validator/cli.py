@@ -13,6 +13,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from stream_validator import __version__
+from stream_validator.argtypes import non_negative_int, positive_int
 from stream_validator.codec import encode_json
 from stream_validator.errors import StreamValidatorError
 
@@ -37,14 +38,14 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument("--dlq-out", metavar="FILE", help="write DLQ entries here (JSON lines)")
     validate.add_argument(
         "--batch-size",
-        type=_non_negative_int,
+        type=non_negative_int,
         default=0,
         metavar="N",
         help="records per batch for the null ceiling (default 0: whole input)",
     )
     validate.add_argument(
         "--max-payload-bytes",
-        type=_positive_int,
+        type=positive_int,
         default=1_048_576,
         metavar="N",
         help="longer lines are quarantined as oversized",
@@ -56,7 +57,7 @@ def _parser() -> argparse.ArgumentParser:
 
     topics = sub.add_parser("create-topics", help="create the topics a service config names")
     topics.add_argument("--config", required=True, metavar="FILE", help="service YAML config")
-    topics.add_argument("--partitions", type=_positive_int, default=3, metavar="N")
+    topics.add_argument("--partitions", type=positive_int, default=3, metavar="N")
     topics.add_argument(
         "--replication-factor",
         type=int,
@@ -77,23 +78,6 @@ _DELEGATED = {
     "dev-kafka": "run a local single-node Kafka broker (development)",
     "replay": "re-validate quarantined DLQ records and send the fixed ones on",
 }
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    value = _non_negative_int(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError("must be > 0")
-    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,7 +14,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Topic
 
 from stream_validator.dlq import SourceRecord
 from stream_validator.errors import StreamValidatorError
-from stream_validator.kafka.service import _source_record
+from stream_validator.kafka.service import source_record
 
 
 class ReadStalledError(StreamValidatorError):
@@ -85,7 +85,7 @@ class RangeReader:
             self.position[partition] = max(self.position[partition], end)
             self._finish(partition, touched)
             return
-        records.append(_source_record(message))
+        records.append(source_record(message))
         self.position[partition] = offset + 1
         touched.add(partition)
         if offset + 1 >= end:

@@ -67,6 +67,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import IO
 
+from stream_validator.argtypes import non_negative_int, positive_int
 from stream_validator.codec import encode_json
 from stream_validator.config import PAYLOAD_HEADROOM_BYTES, RouteConfig, ServiceConfig, load_config
 from stream_validator.contracts import load_contract
@@ -106,7 +107,7 @@ def _parser() -> argparse.ArgumentParser:
     add("--contract-version", action="append", default=[], metavar="V", help="of the envelope")
     add(
         "--max-replays",
-        type=_count,
+        type=non_negative_int,
         default=DEFAULT_MAX_REPLAYS,
         metavar="N",
         help="requeue a record at most N times (default: %(default)s)",
@@ -114,28 +115,11 @@ def _parser() -> argparse.ArgumentParser:
     add("--no-requeue", action="store_true", help="leave still-failing records in place")
     add("--dry-run", action="store_true", help="report what would happen; write nothing")
     add("--group", metavar="BASE", help="consumer group base name (see the idempotence notes)")
-    add("--batch-size", type=_positive, default=500, metavar="N", help="records per transaction")
+    add("--batch-size", type=positive_int, default=500, metavar="N", help="records per transaction")
     add("--timeout", type=float, default=30.0, metavar="SECONDS", help="per broker request")
-    add("--examples", type=_count, default=3, metavar="N", help="examples per outcome")
+    add("--examples", type=non_negative_int, default=3, metavar="N", help="examples per outcome")
     add("--json", action="store_true", help="print the summary as one JSON object")
     return parser
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
-    return value
-
-
-def _positive(text: str) -> int:
-    value = _count(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError("must be > 0")
-    return value
 
 
 def parse_time_ms(text: str) -> int:

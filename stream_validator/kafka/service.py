@@ -218,7 +218,7 @@ class StreamService:
             if error is not None:
                 self._on_message_error(error)
                 continue
-            record = _source_record(message)
+            record = source_record(message)
             tp = (record.topic, record.partition)
             first.setdefault(tp, record.offset)
             after[tp] = record.offset + 1
@@ -455,7 +455,8 @@ class StreamService:
         return scrub(str(value), self._secrets)
 
 
-def _source_record(message: Message) -> SourceRecord:
+def source_record(message: Message) -> SourceRecord:
+    """A consumed message as a SourceRecord (no confluent_kafka types past this point)."""
     ts_type, ts = message.timestamp()
     headers: list[tuple[str, Any]] = list(message.headers() or [])  # type: ignore[arg-type]
     offset = message.offset()
