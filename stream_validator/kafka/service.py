@@ -41,6 +41,7 @@ from stream_validator.verify import Violation, ViolationKind
 log = logging.getLogger("stream_validator.service")
 
 EXIT_OK, EXIT_FATAL, EXIT_HALTED = 0, 1, 3
+_RECOVERY_PROBE_INTERVAL_S = 2.0
 
 
 class StreamService:
@@ -72,6 +73,7 @@ class StreamService:
         self._topic_routes: dict[str, RouteConfig | None] = {}
         self._uncommitted: dict[TopicPartitionKey, int] = {}
         self._failed_in_a_row = 0
+        self._last_probe = 0.0
         self._fatal: str | None = None
         self._consumer: Consumer | None = None
         self._producer: Producer | None = None
@@ -166,6 +168,8 @@ class StreamService:
                 num_messages=self.config.batch_max_records, timeout=self.config.batch_timeout_s
             )
             if not messages:
+                if not self.state.ready and self._failed_in_a_row == 0:
+                    self._probe_recovery()
                 continue
             if not self._process(messages):
                 self._failed_in_a_row += 1
@@ -186,6 +190,24 @@ class StreamService:
             else:
                 self._failed_in_a_row = 0
         return EXIT_OK
+
+    def _probe_recovery(self) -> None:
+        """Idle and not ready after a broker error: become ready again once it answers."""
+        now = time.monotonic()
+        if now - self._last_probe < _RECOVERY_PROBE_INTERVAL_S:
+            return
+        self._last_probe = now
+        assert self._producer is not None
+        outputs = {t for r in self.config.routes for t in (r.clean_topic, r.dlq_topic)}
+        try:
+            missing = missing_topics(self._producer, outputs, self.config.startup_check_timeout_s)
+        except KafkaException as exc:
+            self.state.last_error = self._safe(f"broker not reachable: {exc}")
+            return
+        if missing:
+            self._note_error(f"output topics missing: {', '.join(missing)}")
+        else:
+            self._set_ready(True)
 
     def _close(self) -> None:
         if self._consumer is not None:

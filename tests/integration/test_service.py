@@ -277,3 +277,23 @@ def test_broker_down_at_start_then_up(restartable_kafka: LocalKafkaBroker, tmp_p
         restartable_kafka.start(keep_data=True)
         wait_until(lambda: all_consumed(bootstrap, group, source), 120, "processing after start")
     assert len(read_topic(bootstrap, clean)) == 20
+
+
+def test_readiness_recovers_after_broker_outage_without_traffic(
+    restartable_kafka: LocalKafkaBroker, tmp_path: Path
+) -> None:
+    """An idle service turns not ready when the broker goes away and ready when it is back."""
+    bootstrap = restartable_kafka.bootstrap_servers
+    source, clean, dlq = topics(bootstrap, partitions=1)
+    path = write_config(
+        tmp_path, bootstrap, [route("ticks", source, clean, dlq)], group=unique_group("svc")
+    )
+    with ThreadedService.from_file(path) as runner:
+        state = runner.service.state
+        wait_until(lambda: state.ready, 60, "ready")
+        restartable_kafka.stop()
+        wait_until(lambda: not state.ready, 60, "not ready while the broker is down")
+        restartable_kafka.start(keep_data=True)
+        wait_until(lambda: state.ready, 90, "ready again with no records flowing")
+        produce(bootstrap, source, [(b"k", encode(tick(1)), None)])
+        wait_until(lambda: len(read_topic(bootstrap, clean)) == 1, 60, "record after recovery")
