@@ -14,7 +14,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Topic
 
 from stream_validator.dlq import SourceRecord
 from stream_validator.errors import StreamValidatorError
-from stream_validator.kafka.service import source_record
+from stream_validator.kafka.records import source_record
 
 
 class ReadStalledError(StreamValidatorError):

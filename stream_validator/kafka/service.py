@@ -14,11 +14,8 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
 
 from confluent_kafka import (
-    OFFSET_INVALID,
-    TIMESTAMP_NOT_AVAILABLE,
     Consumer,
     KafkaError,
     KafkaException,
@@ -33,7 +30,8 @@ from stream_validator.config import RouteConfig, ServiceConfig, scrub
 from stream_validator.dlq import EnvelopeContext, SourceRecord
 from stream_validator.errors import DecodeError
 from stream_validator.kafka.clients import create_consumer, create_producer, missing_topics
-from stream_validator.kafka.delivery import Deliveries
+from stream_validator.kafka.delivery import BatchProducer, Deliveries
+from stream_validator.kafka.records import source_record
 from stream_validator.pipeline import BatchPlan, OutputRecord, RouteProcessor
 from stream_validator.runtime import ServiceHooks, ServiceState, TopicPartitionKey
 from stream_validator.verify import Violation, ViolationKind
@@ -77,6 +75,7 @@ class StreamService:
         self._fatal: str | None = None
         self._consumer: Consumer | None = None
         self._producer: Producer | None = None
+        self._batch_producer: BatchProducer | None = None
 
     # --- lifecycle ------------------------------------------------------------
 
@@ -92,6 +91,12 @@ class StreamService:
     def run(self) -> int:
         """Run until stopped; return the process exit code."""
         self._producer = create_producer(self.config, error_cb=self._on_error)
+        self._batch_producer = BatchProducer(
+            self._producer,
+            flush_timeout_s=self._flush_timeout(),
+            replace_oversized=self._oversized_output,
+            safe=self._safe,
+        )
         self._consumer = create_consumer(
             self.config, stats_cb=self._on_stats, error_cb=self._on_error
         )
@@ -256,7 +261,8 @@ class StreamService:
             self._processors[name].plan(records, validated_at=validated_at)
             for name, records in by_route.items()
         ]
-        deliveries = self._produce(plans)
+        assert self._batch_producer is not None
+        deliveries = self._batch_producer.produce(plans)
         duration = time.perf_counter() - started
         for plan in plans:
             event = plan.event() | {"duration_ms": round(duration * 1000, 3)}
@@ -281,56 +287,12 @@ class StreamService:
             self._set_ready(True)
         return True
 
-    def _produce(self, plans: list[BatchPlan]) -> Deliveries:
-        assert self._producer is not None
-        producer = self._producer
-        deliveries = Deliveries()
-        for plan in plans:
-            for output in plan.outputs:
-                self._produce_one(producer, plan, output, deliveries)
-        remaining = producer.flush(self._flush_timeout())
-        if remaining:
-            log.error("outputs not acknowledged in time", extra={"unacknowledged": remaining})
-        return deliveries
-
     def _flush_timeout(self) -> float:
-        timeout_ms = float(
-            self.config.kafka.producer.get(
-                "message.timeout.ms", self.config.kafka.settings.get("message.timeout.ms", 30000)
-            )
+        kafka = self.config.kafka
+        timeout_ms = kafka.producer.get(
+            "message.timeout.ms", kafka.settings.get("message.timeout.ms", 30000)
         )
-        return timeout_ms / 1000.0 + 5.0
-
-    def _produce_one(
-        self, producer: Producer, plan: BatchPlan, output: OutputRecord, deliveries: Deliveries
-    ) -> None:
-        while True:
-            try:
-                kwargs: dict[str, Any] = {
-                    "key": output.key,
-                    "value": output.value,
-                    "headers": output.headers or None,
-                    "on_delivery": deliveries.callback(output, plan.route),
-                }
-                if output.timestamp_ms is not None:
-                    kwargs["timestamp"] = output.timestamp_ms
-                producer.produce(output.topic, **kwargs)
-                return
-            except BufferError:
-                deliveries.pending -= 1
-                producer.poll(0.1)  # local queue full: let deliveries drain, then retry
-            except KafkaException as exc:
-                deliveries.pending -= 1
-                error = exc.args[0] if exc.args else None
-                too_large = (
-                    isinstance(error, KafkaError) and error.code() == KafkaError.MSG_SIZE_TOO_LARGE
-                )
-                if too_large and output.kind == "clean":
-                    # Key + headers pushed a valid record over the limit: quarantine it.
-                    output = self._oversized_output(plan, output)
-                    continue
-                deliveries.failed.append((output, self._safe(exc)))
-                return
+        return float(timeout_ms) / 1000.0 + 5.0
 
     def _oversized_output(self, plan: BatchPlan, output: OutputRecord) -> OutputRecord:
         processor = self._processors[plan.route]
@@ -475,24 +437,3 @@ class StreamService:
 
     def _safe(self, value: object) -> str:
         return scrub(str(value), self._secrets)
-
-
-def source_record(message: Message) -> SourceRecord:
-    """A consumed message as a SourceRecord (no confluent_kafka types past this point)."""
-    ts_type, ts = message.timestamp()
-    headers: list[tuple[str, Any]] = list(message.headers() or [])  # type: ignore[arg-type]
-    offset = message.offset()
-    return SourceRecord(
-        topic=message.topic() or "",
-        partition=message.partition() or 0,
-        offset=offset if offset is not None else OFFSET_INVALID,
-        key=_as_bytes(message.key()),
-        value=_as_bytes(message.value()),
-        headers=[(name, _as_bytes(value)) for name, value in headers],
-        timestamp_ms=None if ts_type == TIMESTAMP_NOT_AVAILABLE else ts,
-        timestamp_type=ts_type,
-    )
-
-
-def _as_bytes(value: str | bytes | None) -> bytes | None:
-    return value.encode() if isinstance(value, str) else value
