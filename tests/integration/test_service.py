@@ -297,3 +297,31 @@ def test_readiness_recovers_after_broker_outage_without_traffic(
         wait_until(lambda: state.ready, 90, "ready again with no records flowing")
         produce(bootstrap, source, [(b"k", encode(tick(1)), None)])
         wait_until(lambda: len(read_topic(bootstrap, clean)) == 1, 60, "record after recovery")
+
+
+def test_huge_record_gets_a_truncated_envelope(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """A record too big for the DLQ's size limit is truncated in its envelope, never dropped."""
+    import hashlib
+
+    source, clean, dlq = topics(kafka_bootstrap, partitions=1)
+    group = unique_group("svc")
+    huge = encode(tick(1, padding="p" * 300_000))
+    produce(kafka_bootstrap, source, [(b"big", huge, None), (b"ok", encode(tick(2)), None)])
+    path = write_config(
+        tmp_path,
+        kafka_bootstrap,
+        [route("ticks", source, clean, dlq)],
+        group=group,
+        service={"max_message_bytes": 120_000},
+    )
+    with ThreadedService.from_file(path):
+        wait_until(lambda: all_consumed(kafka_bootstrap, group, source), 60, "all committed")
+    (message,) = read_topic(kafka_bootstrap, dlq)
+    envelope = json.loads(message.value or b"")
+    assert len(message.value or b"") <= 120_000
+    assert envelope["payload_truncated"] is True
+    assert envelope["violations"][0]["kind"] == "oversized"
+    assert envelope["payload_length"] == len(huge)
+    assert envelope["payload_sha256"] == hashlib.sha256(huge).hexdigest()
+    assert huge.decode().startswith(envelope["payload"])
+    assert [m.key for m in read_topic(kafka_bootstrap, clean)] == [b"ok"]
