@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections import Counter
@@ -301,7 +302,6 @@ def test_readiness_recovers_after_broker_outage_without_traffic(
 
 def test_huge_record_gets_a_truncated_envelope(kafka_bootstrap: str, tmp_path: Path) -> None:
     """A record too big for the DLQ's size limit is truncated in its envelope, never dropped."""
-    import hashlib
 
     source, clean, dlq = topics(kafka_bootstrap, partitions=1)
     group = unique_group("svc")
