@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from kafka_helpers import committed_offsets, end_offsets
 
 from stream_validator.config import ServiceConfig, load_config
 from stream_validator.kafka.service import StreamService
@@ -101,6 +102,11 @@ def route(
         "dlq_topic": dlq,
         **extra,
     }
+
+
+def all_consumed(bootstrap: str, group: str, source: str) -> bool:
+    """True when the group committed the end offset of every source partition."""
+    return committed_offsets(bootstrap, group, source) == end_offsets(bootstrap, source)
 
 
 def wait_until(

@@ -21,7 +21,6 @@ from confluent_kafka.admin import (
 from kafka_helpers import (
     committed_offsets,
     create_topic,
-    end_offsets,
     produce,
     read_topic,
     unique_group,
@@ -30,6 +29,7 @@ from kafka_helpers import (
 from service_helpers import (
     CONTRACTS,
     ThreadedService,
+    all_consumed,
     encode,
     route,
     tick,
@@ -49,11 +49,6 @@ def topics(bootstrap: str, partitions: int = 3, **dlq_config: str) -> tuple[str,
         create_topic(bootstrap, partitions, prefix="clean"),
         create_topic(bootstrap, 1, prefix="dlq", config=dlq_config or None),
     )
-
-
-def all_consumed(bootstrap: str, group: str, source: str) -> bool:
-    """True when the group committed the end offset of every source partition."""
-    return committed_offsets(bootstrap, group, source) == end_offsets(bootstrap, source)
 
 
 def envelopes(bootstrap: str, dlq: str) -> list[dict[str, Any]]:

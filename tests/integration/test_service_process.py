@@ -9,14 +9,21 @@ from pathlib import Path
 
 import pytest
 from kafka_helpers import (
-    committed_offsets,
     create_topic,
     end_offsets,
     produce,
     read_topic,
     unique_group,
 )
-from service_helpers import ServiceProcess, encode, route, tick, wait_until, write_config
+from service_helpers import (
+    ServiceProcess,
+    all_consumed,
+    encode,
+    route,
+    tick,
+    wait_until,
+    write_config,
+)
 
 
 def setup_stream(bootstrap: str, count: int) -> tuple[str, str, str]:
@@ -43,10 +50,6 @@ def outputs_by_source(
 
 def produced(bootstrap: str, topic: str) -> int:
     return sum(end_offsets(bootstrap, topic).values())
-
-
-def all_consumed(bootstrap: str, group: str, source: str) -> bool:
-    return committed_offsets(bootstrap, group, source) == end_offsets(bootstrap, source)
 
 
 def test_sigterm_exits_zero_and_restart_adds_no_duplicates(
