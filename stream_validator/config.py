@@ -68,6 +68,8 @@ class KafkaConfig:
     group_id: str = "stream-validator"
     client_id: str = "stream-validator"
     auto_offset_reset: str = "earliest"
+    #: Set (unique per live instance, stable across its restarts) for exactly-once mode.
+    transactional_id: str | None = None
     settings: Mapping[str, str] = field(default_factory=dict)
     consumer: Mapping[str, str] = field(default_factory=dict)
     producer: Mapping[str, str] = field(default_factory=dict)
@@ -122,7 +124,13 @@ _SERVICE_KEYS: dict[str, tuple[type | tuple[type, ...], str]] = {
     "metrics.host": (str, "metrics_host"),
     "metrics.port": (int, "metrics_port"),
 }
-_KAFKA_SCALARS = ("bootstrap_servers", "group_id", "client_id", "auto_offset_reset")
+_KAFKA_SCALARS = (
+    "bootstrap_servers",
+    "group_id",
+    "client_id",
+    "auto_offset_reset",
+    "transactional_id",
+)
 _KAFKA_MAPS = ("settings", "consumer", "producer")
 _ROUTE_KEYS = frozenset(
     {

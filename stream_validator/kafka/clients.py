@@ -65,11 +65,13 @@ def producer_settings(
     settings.update(kafka.producer)
     _pin(settings, _PRODUCER_PINNED, "producer")
     if "transactional.id" in settings:
-        # librdkafka then refuses every produce() outside a transaction: nothing would flow.
+        # Exactly-once changes how the service commits, so it is a first-class setting.
         raise ConfigError(
-            "kafka.producer: transactional.id is not supported: the service is"
-            " at-least-once and does not run transactions"
+            "kafka.producer: set kafka.transactional_id (SV_KAFKA__TRANSACTIONAL_ID) instead of"
+            " the librdkafka property transactional.id"
         )
+    if kafka.transactional_id:
+        settings["transactional.id"] = kafka.transactional_id
     return settings | ({"error_cb": error_cb} if error_cb is not None else {})
 
 

@@ -53,12 +53,14 @@ class BatchProducer:
         self._replace_oversized = replace_oversized
         self._safe = safe
 
-    def produce(self, plans: list[BatchPlan]) -> Deliveries:
-        """Produce all outputs of the plans and wait for every acknowledgement (bounded)."""
+    def produce(self, plans: list[BatchPlan], *, flush: bool = True) -> Deliveries:
+        """Produce all outputs of the plans; with flush, wait for every acknowledgement."""
         deliveries = Deliveries()
         for plan in plans:
             for output in plan.outputs:
                 self._produce_one(plan, output, deliveries)
+        if not flush:
+            return deliveries
         remaining = self._producer.flush(self._flush_timeout_s)
         if remaining:
             log.error("outputs not acknowledged in time", extra={"unacknowledged": remaining})

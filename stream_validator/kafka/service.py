@@ -32,6 +32,7 @@ from stream_validator.errors import DecodeError
 from stream_validator.kafka.clients import create_consumer, create_producer, missing_topics
 from stream_validator.kafka.delivery import BatchProducer, Deliveries
 from stream_validator.kafka.records import source_record
+from stream_validator.kafka.transactions import FatalTransactionError, Transactions
 from stream_validator.pipeline import BatchPlan, OutputRecord, RouteProcessor
 from stream_validator.runtime import ServiceHooks, ServiceState, TopicPartitionKey
 from stream_validator.verify import Violation, ViolationKind
@@ -76,6 +77,7 @@ class StreamService:
         self._consumer: Consumer | None = None
         self._producer: Producer | None = None
         self._batch_producer: BatchProducer | None = None
+        self._transactions: Transactions | None = None
 
     # --- lifecycle ------------------------------------------------------------
 
@@ -100,11 +102,22 @@ class StreamService:
         self._consumer = create_consumer(
             self.config, stats_cb=self._on_stats, error_cb=self._on_error
         )
+        if self.config.kafka.transactional_id:
+            self._transactions = Transactions(self._producer, self._consumer, self._flush_timeout())
         try:
             if not self._wait_for_topics():
                 return EXIT_OK
+            if self._transactions is not None:
+                self._transactions.init()
+                log.info(
+                    "exactly-once mode: one transaction per batch",
+                    extra={"transactional_id": self.config.kafka.transactional_id},
+                )
             self._subscribe()
             return self._loop()
+        except FatalTransactionError as exc:
+            log.error("fatal transaction error; stopping", extra={"error": self._safe(exc)})
+            return EXIT_FATAL
         finally:
             self._close()
 
@@ -215,6 +228,11 @@ class StreamService:
             self._set_ready(True)
 
     def _close(self) -> None:
+        if self._transactions is not None:
+            try:
+                self._transactions.abort()  # only open after an error mid-batch
+            except FatalTransactionError as exc:
+                log.warning("abort at shutdown failed", extra={"error": self._safe(exc)})
         if self._consumer is not None:
             self._commit_pending("shutdown")
             try:
@@ -256,13 +274,19 @@ class StreamService:
                 self._seek(first)
                 return False
             by_route.setdefault(route.name, []).append(record)
+        if not by_route:
+            return True  # only consumer errors (already logged): nothing to produce or commit
         validated_at = self._clock().isoformat()
         plans = [
             self._processors[name].plan(records, validated_at=validated_at)
             for name, records in by_route.items()
         ]
         assert self._batch_producer is not None
-        deliveries = self._batch_producer.produce(plans)
+        txn = self._transactions
+        if txn is not None:
+            txn.begin()
+        # In a transaction commit_transaction() flushes; outside one, produce() does.
+        deliveries = self._batch_producer.produce(plans, flush=txn is None)
         duration = time.perf_counter() - started
         for plan in plans:
             event = plan.event() | {"duration_ms": round(duration * 1000, 3)}
@@ -272,6 +296,14 @@ class StreamService:
             truncated = sum(1 for out in plan.outputs if out.truncated)
             for _ in range(truncated):
                 self.hooks.on_truncated(plan.route)
+        if txn is not None:
+            if deliveries.failed:
+                txn.abort()
+            else:
+                aborted = txn.commit(after)
+                if aborted is not None:
+                    self._retry_batch("transaction aborted", [aborted], first)
+                    return False
         if deliveries.failed or deliveries.pending:
             self._delivery_failed(deliveries, first)
             return False
@@ -281,8 +313,12 @@ class StreamService:
         self.state.records += sum(len(r) for r in by_route.values())
         self.state.clean += sum(p.clean_count for p in plans)
         self.state.dlq += sum(p.dlq_count for p in plans)
-        self._uncommitted.update(after)
-        self._commit_pending("batch")
+        if txn is None:
+            self._uncommitted.update(after)
+            self._commit_pending("batch")
+        else:
+            self.state.commits += 1
+            self.hooks.on_commit(time.time())
         if not self.state.ready:
             self._set_ready(True)
         return True
@@ -314,28 +350,31 @@ class StreamService:
         return processor.dlq_output(output.source, [violation], context)
 
     def _delivery_failed(self, deliveries: Deliveries, first: dict[TopicPartitionKey, int]) -> None:
-        reasons = sorted({reason for _, reason in deliveries.failed})
         for output, _ in deliveries.failed:
-            route = next(
+            owner = next(
                 (
-                    p
+                    p.route.name
                     for p in self._processors.values()
                     if output.topic in (p.route.clean_topic, p.route.dlq_topic)
                 ),
-                None,
+                "?",
             )
-            self.hooks.on_delivery_failure(route.route.name if route else "?", output.kind)
-        self._note_error(
-            f"{len(deliveries.failed)} outputs failed, {deliveries.pending}"
-            f" unacknowledged: {'; '.join(reasons)[:500]}"
+            self.hooks.on_delivery_failure(owner, output.kind)
+        reasons = sorted({reason for _, reason in deliveries.failed})
+        self._retry_batch(
+            f"{len(deliveries.failed)} outputs failed, {deliveries.pending} unacknowledged",
+            reasons,
+            first,
         )
+
+    def _retry_batch(
+        self, what: str, reasons: list[str], first: dict[TopicPartitionKey, int]
+    ) -> None:
+        """Nothing of the batch was committed: rewind to its start so it is read again."""
+        self._note_error(f"{what}: {'; '.join(reasons)[:500]}")
         log.error(
-            "batch not committed: outputs failed; retrying the batch",
-            extra={
-                "failed": len(deliveries.failed),
-                "reasons": reasons[:5],
-                "attempt": self._failed_in_a_row + 1,
-            },
+            "batch not committed; retrying the batch",
+            extra={"problem": what, "reasons": reasons[:5], "attempt": self._failed_in_a_row + 1},
         )
         self._set_ready(False)
         self._seek(first)

@@ -151,3 +151,61 @@ def test_secrets_never_logged(kafka_bootstrap: str, tmp_path: Path) -> None:
     logs = service.logs()
     assert file_secret not in logs and env_secret not in logs
     assert '"sasl.password":"***"' in logs
+
+
+def outputs_read_committed(
+    bootstrap: str, source: str, clean: str, dlq: str
+) -> Counter[tuple[int, int]]:
+    """Like outputs_by_source, but as a read_committed consumer sees clean and DLQ."""
+    coords = {m.key: (m.partition, m.offset) for m in read_topic(bootstrap, source)}
+    seen: Counter[tuple[int, int]] = Counter(
+        coords[m.key] for m in read_topic(bootstrap, clean, isolation_level="read_committed")
+    )
+    for message in read_topic(bootstrap, dlq, isolation_level="read_committed"):
+        envelope = json.loads(message.value or b"")
+        seen[(envelope["source"]["partition"], envelope["source"]["offset"])] += 1
+    return seen
+
+
+def test_exactly_once_mode_sigkill_no_loss_no_duplicates(
+    kafka_bootstrap: str, tmp_path: Path, record_property: pytest.RecordProperty
+) -> None:
+    """With kafka.transactional_id, kill -9 mid-stream and a restart: each record once, exactly."""
+    total = 20_000
+    source, clean, dlq = setup_stream(kafka_bootstrap, total)
+    group = unique_group("svc")
+    path = write_config(
+        tmp_path,
+        kafka_bootstrap,
+        [route("ticks", source, clean, dlq)],
+        group=group,
+        batch={"max_records": 100},
+        kafka={"transactional_id": f"{group}-0"},
+    )
+    service = ServiceProcess(path, tmp_path / "run1.log").start()
+    try:
+        wait_until(lambda: produced(kafka_bootstrap, clean) > 2000, 90, "output under way")
+    finally:
+        service.kill()
+    assert produced(kafka_bootstrap, clean) < total * 0.99, "killed too late to be mid-stream"
+    second = ServiceProcess(path, tmp_path / "run2.log").start()
+    try:
+        wait_until(lambda: all_consumed(kafka_bootstrap, group, source), 120, "all committed")
+        second.signal(signal.SIGTERM)
+        assert second.wait(30) == 0
+    finally:
+        second.kill()
+    assert any(
+        e.get("msg") == "exactly-once mode: one transaction per batch" for e in second.log_events()
+    )
+    seen = outputs_read_committed(kafka_bootstrap, source, clean, dlq)
+    aborted_copies = sum(
+        n - 1 for n in outputs_by_source(kafka_bootstrap, source, clean, dlq).values()
+    )
+    record_property("uncommitted_copies_visible_to_read_uncommitted", aborted_copies)
+    print(
+        f"exactly-once: {total} records, read_committed duplicates "
+        f"{sum(n - 1 for n in seen.values())}, aborted copies {aborted_copies}"
+    )
+    assert len(seen) == total
+    assert max(seen.values()) == 1

@@ -207,7 +207,7 @@ def test_client_settings_refuse_unsafe_overrides(tmp_path: Path) -> None:
     for section, key, value, needle in [
         ("consumer", "enable.auto.commit", "true", "enable.auto.commit=true is not allowed"),
         ("producer", "acks", "1", "acks=1 is not allowed"),
-        ("producer", "transactional.id", "x", "transactional.id is not supported"),
+        ("producer", "transactional.id", "x", "set kafka.transactional_id"),
     ]:
         document = minimal()
         document["kafka"][section] = {key: value}
@@ -229,3 +229,13 @@ def test_client_settings_defaults(tmp_path: Path) -> None:
     assert consumer["partition.assignment.strategy"] == "cooperative-sticky"
     assert producer["enable.idempotence"] == "true" and producer["acks"] == "all"
     assert consumer["security.protocol"] == producer["security.protocol"] == "SASL_SSL"
+
+
+def test_transactional_id_turns_on_exactly_once(tmp_path: Path) -> None:
+    """kafka.transactional_id (or SV_KAFKA__TRANSACTIONAL_ID) reaches the producer settings."""
+    from stream_validator.kafka.clients import producer_settings
+
+    config = load(tmp_path, minimal(), {"SV_KAFKA__TRANSACTIONAL_ID": "validator-0"})
+    assert config.kafka.transactional_id == "validator-0"
+    assert producer_settings(config)["transactional.id"] == "validator-0"
+    assert "transactional.id" not in producer_settings(load(tmp_path, minimal()))

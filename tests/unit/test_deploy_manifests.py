@@ -261,25 +261,31 @@ def test_k8s_config_is_the_repository_config_with_container_hosts() -> None:
     assert ours == repo
 
 
-def test_statefulset_has_stable_identity_but_no_transactions_yet() -> None:
-    """Pod name via the downward API, a headless Service; no transactional.id before EOS."""
+def test_statefulset_runs_exactly_once_with_stable_ids() -> None:
+    """Pod name via the downward API, a headless Service, the pod name as transactional id."""
     rendered = Rendered(kustomize(K8S / "overlays" / "statefulset"))
     statefulset = rendered.one("StatefulSet")
     headless = rendered.one("Service", statefulset["spec"]["serviceName"])
     assert headless["spec"]["clusterIP"] == "None"
     env = {e["name"]: e for e in rendered.container["env"]}
     assert env["POD_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
-    # The service never calls init_transactions(): with a transactional.id, librdkafka refuses
-    # every produce() ("Erroneous state") and the validator would deliver nothing.
-    assert not any("TRANSACTIONAL" in name for name in env)
+    assert env["SV_KAFKA__TRANSACTIONAL_ID"]["value"] == "$(POD_NAME)"
+    # The env var must come after POD_NAME for $(POD_NAME) to expand.
+    names = [e["name"] for e in rendered.container["env"]]
+    assert names.index("POD_NAME") < names.index("SV_KAFKA__TRANSACTIONAL_ID")
+    # The variable lands in kafka.transactional_id (not a raw librdkafka property).
+    document: dict[str, Any] = {}
+    apply_env_overrides(document, {"SV_KAFKA__TRANSACTIONAL_ID": "stream-validator-0"})
+    assert document == {"kafka": {"transactional_id": "stream-validator-0"}}
 
 
 def test_statefulset_pod_is_the_deployment_pod() -> None:
-    """Probes, resources, security, volumes: the StatefulSet's pod differs only by POD_NAME."""
+    """Probes, resources, security, volumes: the StatefulSet's pod differs only by its id."""
     deployment = Rendered(kustomize(K8S / "overlays" / "deployment")).pod
     statefulset = Rendered(kustomize(K8S / "overlays" / "statefulset")).pod
     (container,) = statefulset["containers"]
-    container["env"] = [e for e in container["env"] if e["name"] != "POD_NAME"]
+    only_here = {"POD_NAME", "SV_KAFKA__TRANSACTIONAL_ID"}
+    container["env"] = [e for e in container["env"] if e["name"] not in only_here]
     assert statefulset == deployment
 
 
