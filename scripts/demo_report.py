@@ -119,9 +119,8 @@ def main() -> None:
     print(f"  status    {args.health}/status")
     print(f"  metrics   {args.metrics}")
     metrics = get(args.metrics).splitlines()
-    shown = [
-        m for m in metrics if m.startswith(("stream_validator_records_", "stream_validator_drift"))
-    ]
+    prefixes = ("stream_validator_records_", "stream_validator_drift_batches_total")
+    shown = [m for m in metrics if m.startswith(prefixes) and "_created" not in m]
     for line in shown[:12]:
         print(f"    {line}")
 
