@@ -182,9 +182,14 @@ class StreamService:
             if self._fatal is not None:
                 log.error("fatal Kafka error; stopping", extra={"error": self._fatal})
                 return EXIT_FATAL
-            messages = consumer.consume(
-                num_messages=self.config.batch_max_records, timeout=self.config.batch_timeout_s
-            )
+            try:
+                messages = consumer.consume(
+                    num_messages=self.config.batch_max_records,
+                    timeout=self.config.batch_timeout_s,
+                )
+            except KafkaException as exc:  # only fatal consumer errors are raised here
+                log.error("consumer failed; stopping", extra={"error": self._safe(exc)})
+                return EXIT_FATAL
             if not messages:
                 if not self.state.ready and self._failed_in_a_row == 0:
                     self._probe_recovery()
