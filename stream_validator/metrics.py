@@ -20,15 +20,24 @@ Label policy (the number of series is bounded by construction):
 
 from __future__ import annotations
 
-import math
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NamedTuple, TypeGuard
+from typing import Any, NamedTuple
 from wsgiref.simple_server import WSGIServer
 
 import prometheus_client
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from stream_validator.labels import (
+    OVERFLOW_LABEL,
+    RECORD_LABEL,
+    LabelBudget,
+    choice,
+    config_label,
+    is_config_label,
+    is_count,
+    is_number,
+)
 from stream_validator.verify import SchemaContractValidationReport, ViolationKind
 
 # CollectorRegistry is re-exported so the app can build a registry without importing
@@ -45,8 +54,6 @@ __all__ = [
     "start_http_server",
 ]
 
-RECORD_LABEL = "_record"
-OVERFLOW_LABEL = "__overflow__"
 REBALANCE_EVENTS = frozenset({"assigned", "revoked", "lost"})
 OUTPUTS = frozenset({"clean", "dlq"})
 VIOLATION_KINDS = frozenset(str(kind) for kind in ViolationKind)
@@ -60,10 +67,7 @@ LATENCY_BUCKETS = (
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
 )  # fmt: skip
 
-_RESERVED_LABELS = frozenset({RECORD_LABEL, OVERFLOW_LABEL})
-_MAX_FIELD_CHARS = 128
 _NOT_FETCHING = frozenset({"none", "stopping", "stopped"})
-_MAX_CONFIG_CHARS = 249  # Kafka's limit on topic names; plenty for routes and contracts
 
 
 class MetricsServer(NamedTuple):
@@ -97,29 +101,6 @@ def render_metrics(registry: CollectorRegistry) -> str:
     return prometheus_client.generate_latest(registry).decode("utf-8")
 
 
-class _LabelBudget:
-    """Per contract, the first ``cap`` distinct safe names are labels; the rest overflow."""
-
-    __slots__ = ("_admitted", "_cap", "_overflowed")
-
-    def __init__(self, cap: int) -> None:
-        self._cap = cap
-        self._admitted: dict[str, set[str]] = {}
-        self._overflowed: set[str] = set()
-
-    def label(self, contract: str, name: str) -> tuple[str, bool]:
-        """The label for ``name`` and whether this is the label's first use."""
-        admitted = self._admitted.setdefault(contract, set())
-        if name in admitted:
-            return name, False
-        if len(admitted) < self._cap and _is_safe_field_name(name):
-            admitted.add(name)
-            return name, True
-        first = contract not in self._overflowed
-        self._overflowed.add(contract)
-        return OVERFLOW_LABEL, first
-
-
 class ServiceMetrics:
     """All metrics of the streaming service, registered on one ``CollectorRegistry``.
 
@@ -129,13 +110,13 @@ class ServiceMetrics:
     """
 
     def __init__(self, registry: CollectorRegistry, *, max_unknown_field_labels: int = 50) -> None:
-        if not _is_count(max_unknown_field_labels):
+        if not is_count(max_unknown_field_labels):
             raise ValueError(
                 f"max_unknown_field_labels must be an int >= 0, got {max_unknown_field_labels!r}"
             )
         self._lock = threading.Lock()
-        self._unknown = _LabelBudget(max_unknown_field_labels)
-        self._declared = _LabelBudget(MAX_DECLARED_FIELD_LABELS)
+        self._unknown = LabelBudget(max_unknown_field_labels)
+        self._declared = LabelBudget(MAX_DECLARED_FIELD_LABELS)
 
         def counter(name: str, doc: str, labels: Sequence[str]) -> Counter:
             return Counter(name, doc, labels, registry=registry)
@@ -219,10 +200,9 @@ class ServiceMetrics:
 
     def set_build_info(self, version: str, contracts: Mapping[str, str]) -> None:
         """Publish the service version and every loaded contract's version."""
-        version = _config_label("version", version)
+        version = config_label("version", version)
         pairs = [
-            (_config_label("contract", c), _config_label("version", v))
-            for c, v in contracts.items()
+            (config_label("contract", c), config_label("version", v)) for c, v in contracts.items()
         ]
         with self._lock:
             self._build_info.clear()
@@ -234,10 +214,10 @@ class ServiceMetrics:
 
     def set_null_ceiling(self, contract: str, fields: Sequence[str], pct: float) -> None:
         """Publish a contract's null ceiling (0-100) for each of its nullable fields."""
-        contract = _config_label("contract", contract)
+        contract = config_label("contract", contract)
         if isinstance(fields, str):
             raise ValueError(f"fields must be a sequence of names, not the string {fields!r}")
-        if not _is_number(pct) or not 0 <= pct <= 100:
+        if not is_number(pct) or not 0 <= pct <= 100:
             raise ValueError(f"pct must be a number in [0, 100], got {pct!r}")
         with self._lock:
             for name in fields:
@@ -254,14 +234,14 @@ class ServiceMetrics:
         now: float,
     ) -> None:
         """Record one validated micro-batch: counts, violations, null rates and drift."""
-        route = _config_label("route", route)
-        contract = _config_label("contract", report.contract_name)
+        route = config_label("route", route)
+        contract = config_label("contract", report.contract_name)
         _check_report(report)
-        if not _is_number(duration_seconds) or duration_seconds < 0:
+        if not is_number(duration_seconds) or duration_seconds < 0:
             raise ValueError(
                 f"duration_seconds must be a finite number >= 0, got {duration_seconds!r}"
             )
-        if not _is_number(now):
+        if not is_number(now):
             raise ValueError(f"now must be a finite timestamp, got {now!r}")
         with self._lock:
             self._consumed.labels(route, contract).inc(report.total_records)
@@ -303,18 +283,18 @@ class ServiceMetrics:
 
     def observe_end_to_end_latency(self, route: str, seconds: Iterable[float]) -> None:
         """Record source-timestamp-to-produce-ack latencies; negatives (clock skew) count as 0."""
-        route = _config_label("route", route)
+        route = config_label("route", route)
         child = self._latency.labels(route)
         for value in seconds:
-            if _is_number(value):  # a missing/garbled source timestamp is no latency
+            if is_number(value):  # a missing/garbled source timestamp is no latency
                 child.observe(max(0.0, float(value)))
 
     def set_consumer_lag(self, topic: str, partition: int, lag: int) -> None:
         """Publish the lag (records) of one assigned partition."""
-        topic = _config_label("topic", topic)
-        if not _is_count(partition):
+        topic = config_label("topic", topic)
+        if not is_count(partition):
             raise ValueError(f"partition must be an int >= 0, got {partition!r}")
-        if not _is_count(lag):
+        if not is_count(lag):
             raise ValueError(f"lag must be an int >= 0, got {lag!r}")
         self._lag.labels(topic, str(partition)).set(lag)
 
@@ -335,7 +315,7 @@ class ServiceMetrics:
             return
         for topic, topic_stats in topics.items():
             partitions = topic_stats.get("partitions") if isinstance(topic_stats, Mapping) else None
-            if not _is_config_label(topic) or not isinstance(partitions, Mapping):
+            if not is_config_label(topic) or not isinstance(partitions, Mapping):
                 continue
             for key, partition_stats in partitions.items():
                 partition = _parse_partition(key)
@@ -344,25 +324,25 @@ class ServiceMetrics:
                 lag = partition_stats.get("consumer_lag")
                 if not _is_fetching(partition_stats):
                     self._lag.remove(topic, str(partition))
-                elif _is_count(lag):
+                elif is_count(lag):
                     self._lag.labels(topic, str(partition)).set(lag)
 
     def inc_rebalance(self, event: str) -> None:
         """Count a rebalance callback: assigned, revoked or lost."""
-        self._rebalances.labels(_choice("event", event, REBALANCE_EVENTS)).inc()
+        self._rebalances.labels(choice("event", event, REBALANCE_EVENTS)).inc()
 
     def inc_delivery_failure(self, route: str, output: str) -> None:
         """Count a failed produce to the clean or the dlq topic."""
-        route = _config_label("route", route)
-        self._delivery_failures.labels(route, _choice("output", output, OUTPUTS)).inc()
+        route = config_label("route", route)
+        self._delivery_failures.labels(route, choice("output", output, OUTPUTS)).inc()
 
     def inc_dlq_truncated(self, route: str) -> None:
         """Count a DLQ envelope whose payload was cut to fit the message size limit."""
-        self._truncated.labels(_config_label("route", route)).inc()
+        self._truncated.labels(config_label("route", route)).inc()
 
     def set_last_commit(self, timestamp: float) -> None:
         """Publish the Unix time of the last successful offset commit."""
-        if not _is_number(timestamp):
+        if not is_number(timestamp):
             raise ValueError(f"timestamp must be a finite number, got {timestamp!r}")
         self._last_commit.set(timestamp)
 
@@ -375,41 +355,6 @@ class ServiceMetrics:
         if first:
             self._first_seen.labels(contract, label).set(now)
         return label
-
-
-def _is_number(value: object) -> TypeGuard[float]:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _is_count(value: object) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def _is_config_label(value: object) -> bool:
-    return isinstance(value, str) and 0 < len(value) <= _MAX_CONFIG_CHARS and value.isprintable()
-
-
-def _is_safe_field_name(name: object) -> bool:
-    return (
-        isinstance(name, str)
-        and 0 < len(name) <= _MAX_FIELD_CHARS
-        and name.isprintable()
-        and name not in _RESERVED_LABELS
-    )
-
-
-def _config_label(what: str, value: str) -> str:
-    if not _is_config_label(value):
-        raise ValueError(
-            f"{what} label must be a printable string of 1-{_MAX_CONFIG_CHARS} chars, got {value!r}"
-        )
-    return value
-
-
-def _choice(what: str, value: str, allowed: frozenset[str]) -> str:
-    if value not in allowed:
-        raise ValueError(f"{what} must be one of {sorted(allowed)}, got {value!r}")
-    return value
 
 
 def _parse_partition(key: object) -> int | None:
@@ -429,13 +374,13 @@ def _is_fetching(partition_stats: Mapping[str, Any]) -> bool:
 
 def _check_report(report: SchemaContractValidationReport) -> None:
     counts = (report.total_records, report.valid_count, report.quarantined_count)
-    if not all(_is_count(n) for n in counts):
+    if not all(is_count(n) for n in counts):
         raise ValueError(f"report counts must be ints >= 0, got {counts!r}")
     bad = sorted({str(kind) for _, kind in report.violation_counts} - VIOLATION_KINDS)
     if bad:
         raise ValueError(f"unknown violation kinds {bad}; expected ViolationKind values")
-    if not all(_is_count(n) for n in report.violation_counts.values()):
+    if not all(is_count(n) for n in report.violation_counts.values()):
         raise ValueError("violation counts must be ints >= 0")
     rates = list(report.null_rates.values())
-    if not all(_is_number(r) for r in rates):
+    if not all(is_number(r) for r in rates):
         raise ValueError(f"null rates must be finite numbers, got {rates!r}")

@@ -1,0 +1,79 @@
+"""Label values for the metrics: checks for configured values, a budget for payload-derived ones.
+
+Pure (no prometheus_client): ``metrics.py`` applies these before anything is recorded.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TypeGuard
+
+RECORD_LABEL = "_record"
+OVERFLOW_LABEL = "__overflow__"
+RESERVED_LABELS = frozenset({RECORD_LABEL, OVERFLOW_LABEL})
+MAX_FIELD_CHARS = 128
+MAX_CONFIG_CHARS = 249  # Kafka's limit on topic names; plenty for routes and contracts
+
+
+class LabelBudget:
+    """Per contract, the first ``cap`` distinct safe names are labels; the rest overflow."""
+
+    __slots__ = ("_admitted", "_cap", "_overflowed")
+
+    def __init__(self, cap: int) -> None:
+        self._cap = cap
+        self._admitted: dict[str, set[str]] = {}
+        self._overflowed: set[str] = set()
+
+    def label(self, contract: str, name: str) -> tuple[str, bool]:
+        """The label for ``name`` and whether this is the label's first use."""
+        admitted = self._admitted.setdefault(contract, set())
+        if name in admitted:
+            return name, False
+        if len(admitted) < self._cap and is_safe_field_name(name):
+            admitted.add(name)
+            return name, True
+        first = contract not in self._overflowed
+        self._overflowed.add(contract)
+        return OVERFLOW_LABEL, first
+
+
+def is_number(value: object) -> TypeGuard[float]:
+    """A finite int or float (not a bool)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def is_count(value: object) -> TypeGuard[int]:
+    """An int >= 0 (not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def is_config_label(value: object) -> bool:
+    """A printable, non-empty label value of bounded length."""
+    return isinstance(value, str) and 0 < len(value) <= MAX_CONFIG_CHARS and value.isprintable()
+
+
+def is_safe_field_name(name: object) -> bool:
+    """A field name that may become a label of its own."""
+    return (
+        isinstance(name, str)
+        and 0 < len(name) <= MAX_FIELD_CHARS
+        and name.isprintable()
+        and name not in RESERVED_LABELS
+    )
+
+
+def config_label(what: str, value: str) -> str:
+    """The value, or ValueError when it cannot be a configured label."""
+    if not is_config_label(value):
+        raise ValueError(
+            f"{what} label must be a printable string of 1-{MAX_CONFIG_CHARS} chars, got {value!r}"
+        )
+    return value
+
+
+def choice(what: str, value: str, allowed: frozenset[str]) -> str:
+    """The value, or ValueError when it is not one of ``allowed``."""
+    if value not in allowed:
+        raise ValueError(f"{what} must be one of {sorted(allowed)}, got {value!r}")
+    return value
