@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from kafka_helpers import (
+    IsolationLevel,
     create_topic,
     end_offsets,
     produce,
@@ -36,16 +37,53 @@ def setup_stream(bootstrap: str, count: int) -> tuple[str, str, str]:
 
 
 def outputs_by_source(
-    bootstrap: str, source: str, clean: str, dlq: str
+    bootstrap: str,
+    source: str,
+    clean: str,
+    dlq: str,
+    isolation_level: IsolationLevel = "read_uncommitted",
 ) -> Counter[tuple[int, int]]:
     """How often each source (partition, offset) appears across clean and DLQ."""
     coords = {m.key: (m.partition, m.offset) for m in read_topic(bootstrap, source)}
-    seen: Counter[tuple[int, int]] = Counter(coords[m.key] for m in read_topic(bootstrap, clean))
-    for message in read_topic(bootstrap, dlq):
+    seen: Counter[tuple[int, int]] = Counter(
+        coords[m.key] for m in read_topic(bootstrap, clean, isolation_level=isolation_level)
+    )
+    for message in read_topic(bootstrap, dlq, isolation_level=isolation_level):
         envelope = json.loads(message.value or b"")
         seen[(envelope["source"]["partition"], envelope["source"]["offset"])] += 1
     assert set(seen) == set(coords.values()), "some source records have no output"
     return seen
+
+
+def kill_mid_stream_then_recover(
+    bootstrap: str, tmp_path: Path, total: int, **sections: dict[str, object]
+) -> tuple[str, str, str, ServiceProcess]:
+    """Run the service on `total` records, kill -9 it mid-stream, restart it until all is
+    committed, stop it with SIGTERM; return the topics and the second run."""
+    source, clean, dlq = setup_stream(bootstrap, total)
+    group = unique_group("svc")
+    path = write_config(
+        tmp_path,
+        bootstrap,
+        [route("ticks", source, clean, dlq)],
+        group=group,
+        batch={"max_records": 100},
+        **sections,
+    )
+    first = ServiceProcess(path, tmp_path / "run1.log").start()
+    try:
+        wait_until(lambda: produced(bootstrap, clean) > 2000, 90, "output under way")
+    finally:
+        first.kill()
+    assert produced(bootstrap, clean) < total * 0.99, "killed too late to be mid-stream"
+    second = ServiceProcess(path, tmp_path / "run2.log").start()
+    try:
+        wait_until(lambda: all_consumed(bootstrap, group, source), 120, "all committed")
+        second.signal(signal.SIGTERM)
+        assert second.wait(30) == 0
+    finally:
+        second.kill()
+    return source, clean, dlq, second
 
 
 def produced(bootstrap: str, topic: str) -> int:
@@ -91,27 +129,7 @@ def test_sigkill_mid_stream_loses_nothing(
 ) -> None:
     """kill -9 mid-stream and a restart: every record has an output; duplicates are counted."""
     total = 20_000
-    source, clean, dlq = setup_stream(kafka_bootstrap, total)
-    group = unique_group("svc")
-    path = write_config(
-        tmp_path,
-        kafka_bootstrap,
-        [route("ticks", source, clean, dlq)],
-        group=group,
-        batch={"max_records": 100},
-    )
-    service = ServiceProcess(path, tmp_path / "run1.log").start()
-    try:
-        wait_until(lambda: produced(kafka_bootstrap, clean) > 2000, 90, "output under way")
-    finally:
-        service.kill()
-    assert produced(kafka_bootstrap, clean) < total * 0.99, "killed too late to be mid-stream"
-    second = ServiceProcess(path, tmp_path / "run2.log").start()
-    try:
-        wait_until(lambda: all_consumed(kafka_bootstrap, group, source), 120, "all committed")
-    finally:
-        second.signal(signal.SIGTERM)
-        second.wait(30)
+    source, clean, dlq, _ = kill_mid_stream_then_recover(kafka_bootstrap, tmp_path, total)
     seen = outputs_by_source(kafka_bootstrap, source, clean, dlq)
     duplicates = sum(n - 1 for n in seen.values())
     record_property("duplicates_after_sigkill", duplicates)
@@ -153,55 +171,20 @@ def test_secrets_never_logged(kafka_bootstrap: str, tmp_path: Path) -> None:
     assert '"sasl.password":"***"' in logs
 
 
-def outputs_read_committed(
-    bootstrap: str, source: str, clean: str, dlq: str
-) -> Counter[tuple[int, int]]:
-    """Like outputs_by_source, but as a read_committed consumer sees clean and DLQ."""
-    coords = {m.key: (m.partition, m.offset) for m in read_topic(bootstrap, source)}
-    seen: Counter[tuple[int, int]] = Counter(
-        coords[m.key] for m in read_topic(bootstrap, clean, isolation_level="read_committed")
-    )
-    for message in read_topic(bootstrap, dlq, isolation_level="read_committed"):
-        envelope = json.loads(message.value or b"")
-        seen[(envelope["source"]["partition"], envelope["source"]["offset"])] += 1
-    return seen
-
-
 def test_exactly_once_mode_sigkill_no_loss_no_duplicates(
     kafka_bootstrap: str, tmp_path: Path, record_property: pytest.RecordProperty
 ) -> None:
     """With kafka.transactional_id, kill -9 mid-stream and a restart: each record once, exactly."""
     total = 20_000
-    source, clean, dlq = setup_stream(kafka_bootstrap, total)
-    group = unique_group("svc")
-    path = write_config(
-        tmp_path,
-        kafka_bootstrap,
-        [route("ticks", source, clean, dlq)],
-        group=group,
-        batch={"max_records": 100},
-        kafka={"transactional_id": f"{group}-0"},
+    source, clean, dlq, second = kill_mid_stream_then_recover(
+        kafka_bootstrap, tmp_path, total, kafka={"transactional_id": unique_group("txn")}
     )
-    service = ServiceProcess(path, tmp_path / "run1.log").start()
-    try:
-        wait_until(lambda: produced(kafka_bootstrap, clean) > 2000, 90, "output under way")
-    finally:
-        service.kill()
-    assert produced(kafka_bootstrap, clean) < total * 0.99, "killed too late to be mid-stream"
-    second = ServiceProcess(path, tmp_path / "run2.log").start()
-    try:
-        wait_until(lambda: all_consumed(kafka_bootstrap, group, source), 120, "all committed")
-        second.signal(signal.SIGTERM)
-        assert second.wait(30) == 0
-    finally:
-        second.kill()
     assert any(
         e.get("msg") == "exactly-once mode: one transaction per batch" for e in second.log_events()
     )
-    seen = outputs_read_committed(kafka_bootstrap, source, clean, dlq)
-    aborted_copies = sum(
-        n - 1 for n in outputs_by_source(kafka_bootstrap, source, clean, dlq).values()
-    )
+    seen = outputs_by_source(kafka_bootstrap, source, clean, dlq, "read_committed")
+    uncommitted = outputs_by_source(kafka_bootstrap, source, clean, dlq)
+    aborted_copies = sum(n - 1 for n in uncommitted.values())
     record_property("uncommitted_copies_visible_to_read_uncommitted", aborted_copies)
     print(
         f"exactly-once: {total} records, read_committed duplicates "
