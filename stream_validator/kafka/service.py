@@ -9,6 +9,7 @@ losses are not).
 
 from __future__ import annotations
 
+import enum
 import logging
 import threading
 import time
@@ -27,20 +28,36 @@ from confluent_kafka import (
 from stream_validator import __version__
 from stream_validator.codec import decode_json
 from stream_validator.config import RouteConfig, ServiceConfig, scrub
-from stream_validator.dlq import EnvelopeContext, SourceRecord
+from stream_validator.dlq import SourceRecord
 from stream_validator.errors import DecodeError
 from stream_validator.kafka.clients import create_consumer, create_producer, missing_topics
 from stream_validator.kafka.delivery import BatchProducer, Deliveries
-from stream_validator.kafka.records import source_record
-from stream_validator.kafka.transactions import FatalTransactionError, Transactions
-from stream_validator.pipeline import BatchPlan, OutputRecord, RouteProcessor
+from stream_validator.kafka.records import read_record
+from stream_validator.kafka.rejections import Coordinates, Rejections, coordinates
+from stream_validator.kafka.replacements import Replacements
+from stream_validator.kafka.reporting import BatchReporter
+from stream_validator.kafka.transactions import (
+    FatalTransactionError,
+    ProducerLostError,
+    Transactions,
+    committed_positions,
+)
+from stream_validator.pipeline import RouteProcessor
 from stream_validator.runtime import ServiceHooks, ServiceState, TopicPartitionKey
-from stream_validator.verify import Violation, ViolationKind
 
 log = logging.getLogger("stream_validator.service")
 
 EXIT_OK, EXIT_FATAL, EXIT_HALTED = 0, 1, 3
 _RECOVERY_PROBE_INTERVAL_S = 2.0
+# Re-reads to isolate refused records converge in two rounds per record; more in a row
+# means something else is wrong, so they count as failed batches from then on.
+_REREADS_BEFORE_FAILING = 5
+
+
+class _Outcome(enum.Enum):
+    DELIVERED = "delivered"
+    FAILED = "failed"
+    REREAD = "reread"  # refused records learnt; re-read the batch at once
 
 
 class StreamService:
@@ -55,11 +72,12 @@ class StreamService:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.config = config
-        self.hooks = hooks or ServiceHooks()
         self.state = state or ServiceState()
+        self._secrets = config.kafka.secrets()
+        self._reporter = BatchReporter(hooks or ServiceHooks(), self.state, self._safe)
+        self.hooks = self._reporter.hooks
         self._clock = clock
         self._stop = threading.Event()
-        self._secrets = config.kafka.secrets()
         self._processors = {
             route.name: RouteProcessor(
                 route,
@@ -71,7 +89,18 @@ class StreamService:
         }
         self._topic_routes: dict[str, RouteConfig | None] = {}
         self._uncommitted: dict[TopicPartitionKey, int] = {}
+        self._rejections = Rejections()
+        self._replacements = Replacements(
+            self._processors,
+            self._rejections,
+            consumer_group=config.kafka.group_id,
+            max_message_bytes=config.max_message_bytes,
+            clock=clock,
+        )
+        self._halt: str | None = None
+        self._producer_generation = 0
         self._failed_in_a_row = 0
+        self._rereads_in_a_row = 0
         self._last_probe = 0.0
         self._fatal: str | None = None
         self._consumer: Consumer | None = None
@@ -92,23 +121,33 @@ class StreamService:
 
     def run(self) -> int:
         """Run until stopped; return the process exit code."""
-        self._producer = create_producer(self.config, error_cb=self._on_error)
-        self._batch_producer = BatchProducer(
-            self._producer,
-            flush_timeout_s=self._flush_timeout(),
-            replace_oversized=self._oversized_output,
-            safe=self._safe,
-        )
         self._consumer = create_consumer(
             self.config, stats_cb=self._on_stats, error_cb=self._on_error
         )
         if self.config.kafka.transactional_id:
-            self._transactions = Transactions(self._producer, self._consumer, self._flush_timeout())
+            self._transactions = Transactions(
+                self._new_producer, self._consumer, self._flush_timeout()
+            )
+            self._producer = self._transactions.producer
+        else:
+            self._producer = self._new_producer()
+        self._batch_producer = BatchProducer(
+            self._producer,
+            flush_timeout_s=self._flush_timeout(),
+            prepare=self._replacements.prepare,
+            replace_oversized=self._replacements.oversized,
+            produce_alone=self._rejections.produce_alone,
+            safe=self._safe,
+        )
         try:
             if not self._wait_for_topics():
                 return EXIT_OK
             if self._transactions is not None:
-                self._transactions.init()
+                try:
+                    self._transactions.init()
+                except ProducerLostError as exc:
+                    if not self._replace_producer(exc):
+                        return EXIT_OK
                 log.info(
                     "exactly-once mode: one transaction per batch",
                     extra={"transactional_id": self.config.kafka.transactional_id},
@@ -120,6 +159,19 @@ class StreamService:
             return EXIT_FATAL
         finally:
             self._close()
+
+    def _new_producer(self) -> Producer:
+        """A producer whose errors count only while it is the current one."""
+        self._producer_generation += 1
+        generation = self._producer_generation
+
+        def on_error(error: KafkaError) -> None:
+            if generation == self._producer_generation:
+                # A transactional producer's fatal errors surface in its transactional calls,
+                # which decide between replacing it and stopping.
+                self._on_error(error, fatal_stops=not self.config.kafka.transactional_id)
+
+        return create_producer(self.config, error_cb=on_error)
 
     def _set_ready(self, ready: bool) -> None:
         if self.state.ready != ready:
@@ -194,7 +246,18 @@ class StreamService:
                 if not self.state.ready and self._failed_in_a_row == 0:
                     self._probe_recovery()
                 continue
-            if not self._process(messages):
+            outcome = self._process(messages)
+            if self._halt is not None:
+                log.error("halting: a record cannot be delivered", extra={"error": self._halt})
+                return EXIT_HALTED
+            if outcome is _Outcome.REREAD:
+                self._rereads_in_a_row += 1
+                if self._rereads_in_a_row <= _REREADS_BEFORE_FAILING:
+                    continue
+                outcome = _Outcome.FAILED
+            else:
+                self._rereads_in_a_row = 0
+            if outcome is _Outcome.FAILED:
                 self._failed_in_a_row += 1
                 self.state.failed_batches += 1
                 halt_after = self.config.halt_after_failed_batches
@@ -236,7 +299,7 @@ class StreamService:
         if self._transactions is not None:
             try:
                 self._transactions.abort()  # only open after an error mid-batch
-            except FatalTransactionError as exc:
+            except (FatalTransactionError, ProducerLostError) as exc:
                 log.warning("abort at shutdown failed", extra={"error": self._safe(exc)})
         if self._consumer is not None:
             self._commit_pending("shutdown")
@@ -246,7 +309,11 @@ class StreamService:
                 log.warning("consumer close failed", extra={"error": self._safe(exc)})
             self._consumer = None
         if self._producer is not None:
-            left = self._producer.flush(5.0)
+            try:
+                left = self._producer.flush(5.0)
+            except KafkaException as exc:  # a fatal producer error raises here
+                log.warning("producer flush at shutdown failed", extra={"error": self._safe(exc)})
+                left = 0
             if left:
                 log.error(
                     "producer closed with undelivered records (not committed)",
@@ -257,18 +324,21 @@ class StreamService:
 
     # --- one batch ------------------------------------------------------------
 
-    def _process(self, messages: list[Message]) -> bool:
-        """Validate, produce and commit one consumed batch; False when delivery failed."""
+    def _process(self, messages: list[Message]) -> _Outcome:
+        """Validate, produce and commit one consumed batch."""
         started = time.perf_counter()
         first: dict[TopicPartitionKey, int] = {}
         after: dict[TopicPartitionKey, int] = {}
         by_route: dict[str, list[SourceRecord]] = {}
+        unreadable: dict[Coordinates, str] = {}
         for message in messages:
             error = message.error()
             if error is not None:
                 self._on_message_error(error)
                 continue
-            record = source_record(message)
+            record, problem = read_record(message)
+            if problem is not None:
+                unreadable[coordinates(record)] = problem
             tp = (record.topic, record.partition)
             first.setdefault(tp, record.offset)
             after[tp] = record.offset + 1
@@ -277,47 +347,49 @@ class StreamService:
                 # Cannot happen with a consistent subscription; refuse to drop silently.
                 self._fatal = f"record from topic {record.topic!r} matches no route"
                 self._seek(first)
-                return False
+                return _Outcome.FAILED
             by_route.setdefault(route.name, []).append(record)
         if not by_route:
-            return True  # only consumer errors (already logged): nothing to produce or commit
+            return _Outcome.DELIVERED  # only consumer errors (logged): nothing to commit
         validated_at = self._clock().isoformat()
         plans = [
             self._processors[name].plan(records, validated_at=validated_at)
             for name, records in by_route.items()
         ]
+        self._replacements.unreadable_headers = unreadable
         assert self._batch_producer is not None
         txn = self._transactions
-        if txn is not None:
-            txn.begin()
-        # In a transaction commit_transaction() flushes; outside one, produce() does.
-        deliveries = self._batch_producer.produce(plans, flush=txn is None)
-        duration = time.perf_counter() - started
-        for plan in plans:
-            event = plan.event() | {"duration_ms": round(duration * 1000, 3)}
-            log.info("batch", extra={k: v for k, v in event.items() if k != "event"})
-            self.state.remember(event)
-            self.hooks.on_batch(plan, duration)
-            truncated = sum(1 for out in plan.outputs if out.truncated)
-            for _ in range(truncated):
-                self.hooks.on_truncated(plan.route)
-        if txn is not None:
-            if deliveries.failed:
-                txn.abort()
-            else:
+        try:
+            if txn is not None:
+                txn.begin()
+            deliveries = self._batch_producer.produce(plans)
+            if deliveries.rejected:
+                return self._reread_refused(deliveries, first)
+            if deliveries.failed or deliveries.pending:
+                if txn is not None:
+                    txn.abort()
+                self._delivery_failed(deliveries, first)
+                return _Outcome.FAILED
+            self._reporter.report(plans, deliveries, time.perf_counter() - started)
+            if txn is not None:
                 aborted = txn.commit(after)
                 if aborted is not None:
                     self._retry_batch("transaction aborted", [aborted], first)
-                    return False
-        if deliveries.failed or deliveries.pending:
-            self._delivery_failed(deliveries, first)
-            return False
+                    return _Outcome.FAILED
+        except ProducerLostError as exc:
+            if self._replace_producer(exc):
+                self._rewind_to_committed(first)
+            return _Outcome.FAILED
         for route_name, latencies in deliveries.latencies.items():
             self.hooks.on_clean_latencies(route_name, latencies)
         self.state.batches += 1
         self.state.records += sum(len(r) for r in by_route.values())
-        self.state.clean += sum(p.clean_count for p in plans)
-        self.state.dlq += sum(p.dlq_count for p in plans)
+        for (_, kind), count in deliveries.delivered.items():
+            if kind == "clean":
+                self.state.clean += count
+            else:
+                self.state.dlq += count
+        self._rejections.forget(after)
         if txn is None:
             self._uncommitted.update(after)
             self._commit_pending("batch")
@@ -326,7 +398,69 @@ class StreamService:
             self.hooks.on_commit(time.time())
         if not self.state.ready:
             self._set_ready(True)
+        return _Outcome.DELIVERED
+
+    def _reread_refused(
+        self, deliveries: Deliveries, first: dict[TopicPartitionKey, int]
+    ) -> _Outcome:
+        """The broker refused records for good: learn which, and re-read the batch."""
+        if self._transactions is not None:
+            self._transactions.abort()
+        dead_end = self._rejections.learn(deliveries.rejected)
+        self._seek(first)
+        if dead_end is not None:
+            src = dead_end.source
+            self._halt = self._safe(
+                f"the DLQ topic {dead_end.topic} refused the DLQ entry of {src.topic}"
+                f" [{src.partition}] @{src.offset}: {dead_end.reason}; nothing was committed"
+                " past it"
+            )
+            self._note_error(self._halt)
+            return _Outcome.FAILED
+        log.warning(
+            "the broker refused records for good; re-reading the batch to isolate them",
+            extra={
+                "refused": len(deliveries.rejected),
+                "examples": [
+                    f"{r.topic} <- {r.source.topic} [{r.source.partition}] @{r.source.offset}:"
+                    f" {r.reason}"
+                    for r in deliveries.rejected[:3]
+                ],
+            },
+        )
+        return _Outcome.REREAD
+
+    def _replace_producer(self, exc: ProducerLostError) -> bool:
+        """The transactional producer is stuck or broken: fence it with a new one; False if
+        stopped first."""
+        txn = self._transactions
+        assert txn is not None and self._batch_producer is not None
+        self._note_error(f"abandoning the transactional producer: {exc}")
+        log.error("transactional producer lost; replacing it", extra={"error": str(exc)})
+        if not txn.recover(
+            self._stop, self.config.retry_backoff_s, self.config.retry_backoff_max_s
+        ):
+            return False
+        self._producer = self._batch_producer.producer = txn.producer
+        log.info("new transactional producer ready; re-reading from the committed offsets")
         return True
+
+    def _rewind_to_committed(self, first: dict[TopicPartitionKey, int]) -> None:
+        """Seek to the committed offsets: the fenced transaction may have committed or not."""
+        assert self._consumer is not None
+        backoff = self.config.retry_backoff_s
+        while not self._stop.is_set():
+            try:
+                positions = committed_positions(
+                    self._consumer, first, self.config.startup_check_timeout_s
+                )
+            except KafkaException as exc:
+                self._note_error(f"cannot read the committed offsets: {exc}")
+                self._stop.wait(backoff)
+                backoff = min(backoff * 2, self.config.retry_backoff_max_s)
+                continue
+            self._seek(positions)
+            return
 
     def _flush_timeout(self) -> float:
         kafka = self.config.kafka
@@ -334,25 +468,6 @@ class StreamService:
             "message.timeout.ms", kafka.settings.get("message.timeout.ms", 30000)
         )
         return float(timeout_ms) / 1000.0 + 5.0
-
-    def _oversized_output(self, plan: BatchPlan, output: OutputRecord) -> OutputRecord:
-        processor = self._processors[plan.route]
-        report = plan.report
-        violation = Violation(
-            None,
-            ViolationKind.OVERSIZED,
-            "record (value, key and headers) exceeds"
-            f" max_message_bytes {self.config.max_message_bytes}",
-        )
-        context = EnvelopeContext(
-            plan.route,
-            report.contract_name,
-            report.contract_version,
-            self.config.kafka.group_id,
-            __version__,
-            self._clock().isoformat(),
-        )
-        return processor.dlq_output(output.source, [violation], context)
 
     def _delivery_failed(self, deliveries: Deliveries, first: dict[TopicPartitionKey, int]) -> None:
         for output, _ in deliveries.failed:
@@ -424,6 +539,7 @@ class StreamService:
         self._commit_pending("revoke")  # synchronous, before the partitions move on
         for key in keys:
             self._uncommitted.pop(key, None)
+        self._rejections.forget_partitions(keys)
         log.info("partitions revoked", extra={"partitions": keys})
         self.hooks.on_rebalance("revoked", keys)
 
@@ -431,6 +547,7 @@ class StreamService:
         keys = [(tp.topic, tp.partition) for tp in partitions]
         for key in keys:  # never commit for lost partitions: another member owns them
             self._uncommitted.pop(key, None)
+        self._rejections.forget_partitions(keys)
         log.warning("partitions lost", extra={"partitions": keys})
         self.hooks.on_rebalance("lost", keys)
 
@@ -442,9 +559,9 @@ class StreamService:
         if isinstance(stats, dict):
             self.hooks.on_stats(stats)
 
-    def _on_error(self, error: KafkaError) -> None:
+    def _on_error(self, error: KafkaError, *, fatal_stops: bool = True) -> None:
         text = self._safe(f"{error.name()}: {error.str()}")
-        if error.fatal():
+        if error.fatal() and fatal_stops:
             self._fatal = text
         if error.code() in (
             KafkaError._ALL_BROKERS_DOWN,
