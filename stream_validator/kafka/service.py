@@ -4,7 +4,9 @@ At-least-once: an input offset is committed only after every output of its batch
 (clean or DLQ) was acknowledged by the broker. When any output fails, nothing of
 the batch is committed: the consumer seeks back to the batch start and the batch
 is retried after a backoff (duplicates of outputs that did land are possible;
-losses are not).
+losses are not). Records the broker refuses for good are isolated by re-reading the
+batch and become DLQ entries (``rejections.py``); exactly-once mode runs each batch in
+a transaction whose calls have deadlines (``transactions.py``).
 """
 
 from __future__ import annotations
@@ -26,10 +28,9 @@ from confluent_kafka import (
 )
 
 from stream_validator import __version__
-from stream_validator.codec import decode_json
 from stream_validator.config import RouteConfig, ServiceConfig, scrub
 from stream_validator.dlq import SourceRecord
-from stream_validator.errors import DecodeError
+from stream_validator.kafka.callbacks import ClientCallbacks
 from stream_validator.kafka.clients import create_consumer, create_producer, missing_topics
 from stream_validator.kafka.delivery import BatchProducer, Deliveries
 from stream_validator.kafka.records import read_record
@@ -76,6 +77,14 @@ class StreamService:
         self._secrets = config.kafka.secrets()
         self._reporter = BatchReporter(hooks or ServiceHooks(), self.state, self._safe)
         self.hooks = self._reporter.hooks
+        self._callbacks = ClientCallbacks(
+            self.state,
+            self.hooks,
+            safe=self._safe,
+            set_ready=self._set_ready,
+            commit_pending=self._commit_pending,
+            drop_partitions=self._drop_partitions,
+        )
         self._clock = clock
         self._stop = threading.Event()
         self._processors = {
@@ -102,7 +111,6 @@ class StreamService:
         self._failed_in_a_row = 0
         self._rereads_in_a_row = 0
         self._last_probe = 0.0
-        self._fatal: str | None = None
         self._consumer: Consumer | None = None
         self._producer: Producer | None = None
         self._batch_producer: BatchProducer | None = None
@@ -122,7 +130,7 @@ class StreamService:
     def run(self) -> int:
         """Run until stopped; return the process exit code."""
         self._consumer = create_consumer(
-            self.config, stats_cb=self._on_stats, error_cb=self._on_error
+            self.config, stats_cb=self._callbacks.on_stats, error_cb=self._callbacks.on_error
         )
         if self.config.kafka.transactional_id:
             self._transactions = Transactions(
@@ -169,7 +177,7 @@ class StreamService:
             if generation == self._producer_generation:
                 # A transactional producer's fatal errors surface in its transactional calls,
                 # which decide between replacing it and stopping.
-                self._on_error(error, fatal_stops=not self.config.kafka.transactional_id)
+                self._callbacks.on_error(error, fatal_stops=not self.config.kafka.transactional_id)
 
         return create_producer(self.config, error_cb=on_error)
 
@@ -217,9 +225,9 @@ class StreamService:
                 topics.append(pattern if pattern.startswith("^") else "^" + pattern)
         self._consumer.subscribe(
             sorted(set(topics)),
-            on_assign=self._on_assign,
-            on_revoke=self._on_revoke,
-            on_lost=self._on_lost,
+            on_assign=self._callbacks.on_assign,
+            on_revoke=self._callbacks.on_revoke,
+            on_lost=self._callbacks.on_lost,
         )
         self._set_ready(True)
         log.info(
@@ -231,8 +239,8 @@ class StreamService:
         consumer = self._consumer
         while not self._stop.is_set():
             self.state.last_loop = time.monotonic()
-            if self._fatal is not None:
-                log.error("fatal Kafka error; stopping", extra={"error": self._fatal})
+            if self._callbacks.fatal is not None:
+                log.error("fatal Kafka error; stopping", extra={"error": self._callbacks.fatal})
                 return EXIT_FATAL
             try:
                 messages = consumer.consume(
@@ -334,7 +342,7 @@ class StreamService:
         for message in messages:
             error = message.error()
             if error is not None:
-                self._on_message_error(error)
+                self._callbacks.on_message_error(error)
                 continue
             record, problem = read_record(message)
             if problem is not None:
@@ -345,7 +353,7 @@ class StreamService:
             route = self._route_for(record.topic)
             if route is None:
                 # Cannot happen with a consistent subscription; refuse to drop silently.
-                self._fatal = f"record from topic {record.topic!r} matches no route"
+                self._callbacks.fatal = f"record from topic {record.topic!r} matches no route"
                 self._seek(first)
                 return _Outcome.FAILED
             by_route.setdefault(route.name, []).append(record)
@@ -527,59 +535,10 @@ class StreamService:
         self.state.commits += 1
         self.hooks.on_commit(time.time())
 
-    # --- callbacks (run inside consume()) ----------------------------------------
-
-    def _on_assign(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        keys = [(tp.topic, tp.partition) for tp in partitions]
-        log.info("partitions assigned", extra={"partitions": keys})
-        self.hooks.on_rebalance("assigned", keys)
-
-    def _on_revoke(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        keys = [(tp.topic, tp.partition) for tp in partitions]
-        self._commit_pending("revoke")  # synchronous, before the partitions move on
+    def _drop_partitions(self, keys: list[TopicPartitionKey]) -> None:
         for key in keys:
             self._uncommitted.pop(key, None)
         self._rejections.forget_partitions(keys)
-        log.info("partitions revoked", extra={"partitions": keys})
-        self.hooks.on_rebalance("revoked", keys)
-
-    def _on_lost(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        keys = [(tp.topic, tp.partition) for tp in partitions]
-        for key in keys:  # never commit for lost partitions: another member owns them
-            self._uncommitted.pop(key, None)
-        self._rejections.forget_partitions(keys)
-        log.warning("partitions lost", extra={"partitions": keys})
-        self.hooks.on_rebalance("lost", keys)
-
-    def _on_stats(self, raw: str) -> None:
-        try:
-            stats = decode_json(raw)
-        except DecodeError:
-            return
-        if isinstance(stats, dict):
-            self.hooks.on_stats(stats)
-
-    def _on_error(self, error: KafkaError, *, fatal_stops: bool = True) -> None:
-        text = self._safe(f"{error.name()}: {error.str()}")
-        if error.fatal() and fatal_stops:
-            self._fatal = text
-        if error.code() in (
-            KafkaError._ALL_BROKERS_DOWN,
-            KafkaError._TRANSPORT,
-            KafkaError._RESOLVE,
-        ):
-            self._set_ready(False)
-        log.warning("kafka client error", extra={"error": text})
-        self.state.last_error = text
-
-    def _on_message_error(self, error: KafkaError) -> None:
-        text = self._safe(f"{error.name()}: {error.str()}")
-        if error.fatal():
-            self._fatal = text
-        elif error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
-            log.warning("source topic not available yet", extra={"error": text})
-        else:
-            log.warning("consumer error", extra={"error": text})
 
     # --- helpers ----------------------------------------------------------------
 
