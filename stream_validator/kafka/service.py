@@ -374,9 +374,12 @@ class StreamService:
             if deliveries.rejected:
                 return self._reread_refused(deliveries, first)
             if deliveries.failed or deliveries.pending:
-                if txn is not None:
-                    txn.abort()
                 self._delivery_failed(deliveries, first)
+                if txn is not None:
+                    # After a broker restart the old producer can stay stuck (its next
+                    # transactional call may never return); a new one's init aborts the
+                    # failed transaction, and the committed offsets say where to resume.
+                    raise ProducerLostError("outputs of the transaction failed")
                 return _Outcome.FAILED
             self._reporter.report(plans, deliveries, time.perf_counter() - started)
             if txn is not None:
@@ -412,10 +415,10 @@ class StreamService:
         self, deliveries: Deliveries, first: dict[TopicPartitionKey, int]
     ) -> _Outcome:
         """The broker refused records for good: learn which, and re-read the batch."""
-        if self._transactions is not None:
-            self._transactions.abort()
         dead_end = self._rejections.learn(deliveries.rejected)
         self._seek(first)
+        if self._transactions is not None:
+            self._transactions.abort()
         if dead_end is not None:
             src = dead_end.source
             self._halt = self._safe(
@@ -446,7 +449,10 @@ class StreamService:
         self._note_error(f"abandoning the transactional producer: {exc}")
         log.error("transactional producer lost; replacing it", extra={"error": str(exc)})
         if not txn.recover(
-            self._stop, self.config.retry_backoff_s, self.config.retry_backoff_max_s
+            self._stop,
+            self.config.retry_backoff_s,
+            self.config.retry_backoff_max_s,
+            heartbeat=self._heartbeat,
         ):
             return False
         self._producer = self._batch_producer.producer = txn.producer
@@ -458,6 +464,7 @@ class StreamService:
         assert self._consumer is not None
         backoff = self.config.retry_backoff_s
         while not self._stop.is_set():
+            self._heartbeat()
             try:
                 positions = committed_positions(
                     self._consumer, first, self.config.startup_check_timeout_s
@@ -534,6 +541,10 @@ class StreamService:
         self._uncommitted.clear()
         self.state.commits += 1
         self.hooks.on_commit(time.time())
+
+    def _heartbeat(self) -> None:
+        """The loop is alive (liveness), also while it waits for the broker to come back."""
+        self.state.last_loop = time.monotonic()
 
     def _drop_partitions(self, keys: list[TopicPartitionKey]) -> None:
         for key in keys:

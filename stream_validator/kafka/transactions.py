@@ -90,8 +90,8 @@ class Transactions:
             self._open = False
             try:
                 self._call("abort_transaction", lambda p: p.abort_transaction(self._timeout_s))
-            except _AbortableError as exc:  # cannot abort: the producer state is unknown
-                raise FatalTransactionError(f"abort failed: {exc}") from None
+            except _AbortableError as exc:  # e.g. the broker is away: fence it with a new one
+                raise ProducerLostError(f"abort failed: {exc}") from None
 
     def commit(self, offsets: dict[TopicPartitionKey, int]) -> str | None:
         """Send the offsets and commit; return None on success, or why it was aborted."""
@@ -110,11 +110,19 @@ class Transactions:
         self._replaced_in_a_row = 0
         return None
 
-    def recover(self, stop: threading.Event, backoff_s: float, backoff_max_s: float) -> bool:
-        """Replace a producer stuck in a call by a new one with the same transactional.id and
-        initialise it (retrying while the broker is away); False if stopped first."""
+    def recover(
+        self,
+        stop: threading.Event,
+        backoff_s: float,
+        backoff_max_s: float,
+        *,
+        heartbeat: Callable[[], None] = lambda: None,
+    ) -> bool:
+        """Replace a lost producer by a new one with the same transactional.id and initialise
+        it (retrying while the broker is away); False if stopped first."""
         replace = True
         while not stop.is_set():
+            heartbeat()
             if replace:
                 self._replaced_in_a_row += 1
                 if self._caller.stuck >= _MAX_STUCK or self._replaced_in_a_row > _MAX_REPLACEMENTS:
