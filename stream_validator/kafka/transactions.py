@@ -30,6 +30,10 @@ TopicPartitionKey = tuple[str, int]
 _RETRIES = 3
 # librdkafka's own timeout plus this much before the service gives up on a call.
 _GRACE_S = 5.0
+# The outputs are flushed before the offsets are sent, so the calls after init only talk to
+# the coordinators: a healthy one answers in well under a second. A shorter bound than the
+# flush timeout shortens recovery; expiring too early only costs a producer replacement.
+_COORDINATOR_TIMEOUT_S = 10.0
 # Abandoned producers still blocked in librdkafka, or replacements without a commit between
 # them; past this many, a process restart is cleaner.
 _MAX_STUCK = 4
@@ -71,17 +75,20 @@ class Transactions:
         self.producer = make_producer()
         self._consumer = consumer
         self._timeout_s = timeout_s
+        self._coordinator_timeout_s = min(timeout_s, _COORDINATOR_TIMEOUT_S)
         self._caller = caller or DeadlineCaller()
         self._open = False
         self._replaced_in_a_row = 0
 
     def init(self) -> None:
         """Register the transactional id (fences an older instance); retried while retriable."""
-        self._call("init_transactions", lambda p: p.init_transactions(self._timeout_s))
+        self._call(
+            "init_transactions", lambda p: p.init_transactions(self._timeout_s), self._timeout_s
+        )
 
     def begin(self) -> None:
         """Open the batch's transaction."""
-        self._call("begin_transaction", lambda p: p.begin_transaction())
+        self._call("begin_transaction", lambda p: p.begin_transaction(), 0.0)  # local
         self._open = True
 
     def abort(self) -> None:
@@ -89,7 +96,11 @@ class Transactions:
         if self._open:
             self._open = False
             try:
-                self._call("abort_transaction", lambda p: p.abort_transaction(self._timeout_s))
+                self._call(
+                    "abort_transaction",
+                    lambda p: p.abort_transaction(self._coordinator_timeout_s),
+                    self._coordinator_timeout_s,
+                )
             except _AbortableError as exc:  # e.g. the broker is away: fence it with a new one
                 raise ProducerLostError(f"abort failed: {exc}") from None
 
@@ -100,9 +111,16 @@ class Transactions:
         try:
             self._call(
                 "send_offsets_to_transaction",
-                lambda p: p.send_offsets_to_transaction(positions, metadata, self._timeout_s),
+                lambda p: p.send_offsets_to_transaction(
+                    positions, metadata, self._coordinator_timeout_s
+                ),
+                self._coordinator_timeout_s,
             )
-            self._call("commit_transaction", lambda p: p.commit_transaction(self._timeout_s))
+            self._call(
+                "commit_transaction",
+                lambda p: p.commit_transaction(self._coordinator_timeout_s),
+                self._coordinator_timeout_s,
+            )
         except _AbortableError as exc:
             self.abort()
             return str(exc)
@@ -145,11 +163,11 @@ class Transactions:
             backoff_s = min(backoff_s * 2, backoff_max_s)
         return False
 
-    def _call(self, what: str, operation: Callable[[Producer], object]) -> None:
+    def _call(self, what: str, operation: Callable[[Producer], object], timeout_s: float) -> None:
         producer = self.producer
         for attempt in range(_RETRIES):
             try:
-                self._caller.call(what, lambda: operation(producer), self._timeout_s + _GRACE_S)
+                self._caller.call(what, lambda: operation(producer), timeout_s + _GRACE_S)
                 return
             except CallTimeout as exc:
                 self._open = False
