@@ -31,8 +31,9 @@ from stream_validator import __version__
 from stream_validator.config import RouteConfig, ServiceConfig, scrub
 from stream_validator.dlq import SourceRecord
 from stream_validator.kafka.callbacks import ClientCallbacks
-from stream_validator.kafka.clients import create_consumer, create_producer, missing_topics
+from stream_validator.kafka.clients import create_consumer, create_producer
 from stream_validator.kafka.delivery import BatchProducer, Deliveries
+from stream_validator.kafka.readiness import Readiness
 from stream_validator.kafka.records import read_record
 from stream_validator.kafka.rejections import Coordinates, Rejections, coordinates
 from stream_validator.kafka.replacements import Replacements
@@ -49,7 +50,6 @@ from stream_validator.runtime import ServiceHooks, ServiceState, TopicPartitionK
 log = logging.getLogger("stream_validator.service")
 
 EXIT_OK, EXIT_FATAL, EXIT_HALTED = 0, 1, 3
-_RECOVERY_PROBE_INTERVAL_S = 2.0
 # Re-reads to isolate refused records converge in two rounds per record; more in a row
 # means something else is wrong, so they count as failed batches from then on.
 _REREADS_BEFORE_FAILING = 5
@@ -110,7 +110,13 @@ class StreamService:
         self._producer_generation = 0
         self._failed_in_a_row = 0
         self._rereads_in_a_row = 0
-        self._last_probe = 0.0
+        self._readiness = Readiness(
+            config,
+            self.state,
+            note_error=self._note_error,
+            set_ready=self._set_ready,
+            safe=self._safe,
+        )
         self._consumer: Consumer | None = None
         self._producer: Producer | None = None
         self._batch_producer: BatchProducer | None = None
@@ -148,7 +154,7 @@ class StreamService:
             safe=self._safe,
         )
         try:
-            if not self._wait_for_topics():
+            if not self._readiness.wait_for_topics(self._producer, self._stop):
                 return EXIT_OK
             if self._transactions is not None:
                 try:
@@ -187,34 +193,6 @@ class StreamService:
         self.state.ready = ready
         self.hooks.on_ready(ready)
 
-    def _wait_for_topics(self) -> bool:
-        """Block (not ready) until the broker answers and every output topic exists."""
-        assert self._producer is not None
-        outputs = {t for r in self.config.routes for t in (r.clean_topic, r.dlq_topic)}
-        sources = {t for r in self.config.routes for t in r.source_topics}
-        backoff = self.config.retry_backoff_s
-        while not self._stop.is_set():
-            self.state.last_loop = time.monotonic()
-            try:
-                missing = missing_topics(
-                    self._producer, outputs | sources, self.config.startup_check_timeout_s
-                )
-            except KafkaException as exc:
-                self._note_error(f"broker not reachable yet: {exc}")
-            else:
-                missing_outputs = sorted(set(missing) & outputs)
-                if set(missing) & sources:
-                    log.warning(
-                        "source topics do not exist yet; consuming them once they do",
-                        extra={"topics": sorted(set(missing) & sources)},
-                    )
-                if not missing_outputs:
-                    return True
-                self._note_error(f"output topics missing: {', '.join(missing_outputs)}")
-            self._stop.wait(backoff)
-            backoff = min(backoff * 2, self.config.retry_backoff_max_s)
-        return False
-
     def _subscribe(self) -> None:
         assert self._consumer is not None
         topics: list[str] = []
@@ -252,7 +230,8 @@ class StreamService:
                 return EXIT_FATAL
             if not messages:
                 if not self.state.ready and self._failed_in_a_row == 0:
-                    self._probe_recovery()
+                    assert self._producer is not None
+                    self._readiness.probe(self._producer)
                 continue
             outcome = self._process(messages)
             if self._halt is not None:
@@ -284,24 +263,6 @@ class StreamService:
             else:
                 self._failed_in_a_row = 0
         return EXIT_OK
-
-    def _probe_recovery(self) -> None:
-        """Idle and not ready after a broker error: become ready again once it answers."""
-        now = time.monotonic()
-        if now - self._last_probe < _RECOVERY_PROBE_INTERVAL_S:
-            return
-        self._last_probe = now
-        assert self._producer is not None
-        outputs = {t for r in self.config.routes for t in (r.clean_topic, r.dlq_topic)}
-        try:
-            missing = missing_topics(self._producer, outputs, self.config.startup_check_timeout_s)
-        except KafkaException as exc:
-            self.state.last_error = self._safe(f"broker not reachable: {exc}")
-            return
-        if missing:
-            self._note_error(f"output topics missing: {', '.join(missing)}")
-        else:
-            self._set_ready(True)
 
     def _close(self) -> None:
         if self._transactions is not None:
