@@ -42,8 +42,7 @@ def envelopes(bootstrap: str, dlq: str) -> list[dict[str, Any]]:
 def test_record_refused_by_the_clean_topic_goes_to_the_dlq(
     kafka_bootstrap: str, tmp_path: Path, mode: str
 ) -> None:
-    """A valid record above the clean topic's max.message.bytes becomes one delivery_rejected
-    DLQ entry with the broker's error; every other record of its batch reaches the clean topic."""
+    """A record too large for the clean topic becomes a delivery_rejected entry; the rest flows."""
     source = create_topic(kafka_bootstrap, 1, prefix="src")
     clean = create_topic(kafka_bootstrap, 1, prefix="clean", config={"max.message.bytes": "2000"})
     dlq = create_topic(kafka_bootstrap, 1, prefix="dlq")
@@ -75,8 +74,7 @@ def test_record_refused_by_the_clean_topic_goes_to_the_dlq(
 
 
 def test_dlq_entry_refused_by_the_dlq_topic_halts(kafka_bootstrap: str, tmp_path: Path) -> None:
-    """A DLQ entry the DLQ topic refuses for good halts the service (exit 3, the reason in
-    last_error) with nothing committed; after the topic is fixed a new run delivers all."""
+    """A DLQ entry the DLQ topic refuses halts (exit 3), commits nothing; once fixed, all lands."""
     source = create_topic(kafka_bootstrap, 1, prefix="src")
     clean = create_topic(kafka_bootstrap, 1, prefix="clean")
     dlq = create_topic(kafka_bootstrap, 1, prefix="dlq", config={"max.message.bytes": "200"})
@@ -109,8 +107,7 @@ def test_dlq_entry_refused_by_the_dlq_topic_halts(kafka_bootstrap: str, tmp_path
 def test_non_utf8_header_names_and_values_never_stop_the_loop(
     kafka_bootstrap: str, tmp_path: Path, mode: str
 ) -> None:
-    """A header name that is not UTF-8 sends its record to the DLQ (undecodable, field
-    headers); a header value that is not UTF-8 flows to the clean topic byte for byte."""
+    """Non-UTF-8 header names send the record to the DLQ; non-UTF-8 values flow byte for byte."""
     source = create_topic(kafka_bootstrap, 1, prefix="src")
     clean = create_topic(kafka_bootstrap, 1, prefix="clean")
     dlq = create_topic(kafka_bootstrap, 1, prefix="dlq")
@@ -149,8 +146,7 @@ def test_non_utf8_header_names_and_values_never_stop_the_loop(
 def test_raising_hook_never_stops_the_loop_or_skips_the_commit(
     kafka_bootstrap: str, tmp_path: Path, mode: str
 ) -> None:
-    """A metrics hook raising after delivery: the batch is committed anyway, every record is
-    output once, and the failures are counted."""
+    """A hook raising after delivery: committed anyway, each record once, failures counted."""
     source = create_topic(kafka_bootstrap, 1, prefix="src")
     clean = create_topic(kafka_bootstrap, 1, prefix="clean")
     dlq = create_topic(kafka_bootstrap, 1, prefix="dlq")
