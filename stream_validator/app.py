@@ -128,18 +128,38 @@ def run_service(config_path: str, environ: Mapping[str, str] | None = None) -> i
 
 
 def _install_signal_handlers(service: StreamService, deadline_s: float) -> None:
-    def handle(signum: int, _frame: FrameType | None) -> None:
-        if service.stopping:
-            return
-        log.info(
-            "shutdown requested",
-            extra={"signal": signal.Signals(signum).name, "deadline_s": deadline_s},
-        )
-        service.stop()
-        _start_watchdog(deadline_s)
+    """SIGTERM/SIGINT stop the loop and arm the shutdown deadline from a watcher thread.
 
-    signal.signal(signal.SIGTERM, handle)
-    signal.signal(signal.SIGINT, handle)
+    A Python signal handler runs only once the main thread is back in Python, which a blocking
+    librdkafka call can delay without limit. The interpreter's C-level handler, though, writes
+    the signal number to the wakeup fd at once, whatever the main thread is doing.
+    """
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, _ignore)  # the watcher acts; without a handler nothing is written
+    watcher = threading.Thread(
+        target=_watch_signals, args=(read_fd, service, deadline_s), name="sv-signals", daemon=True
+    )
+    watcher.start()
+
+
+def _ignore(_signum: int, _frame: FrameType | None) -> None:
+    return None
+
+
+def _watch_signals(read_fd: int, service: StreamService, deadline_s: float) -> None:
+    while True:
+        for signum in os.read(read_fd, 64):
+            if signum not in (signal.SIGTERM, signal.SIGINT) or service.stopping:
+                continue
+            log.info(
+                "shutdown requested",
+                extra={"signal": signal.Signals(signum).name, "deadline_s": deadline_s},
+            )
+            service.stop()
+            _start_watchdog(deadline_s)
 
 
 def _start_watchdog(deadline_s: float) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from stream_validator.pipeline import BatchPlan
@@ -30,6 +30,22 @@ class ServiceHooks:
     on_ready: Callable[[bool], None] = _noop
 
 
+def guarded(hooks: ServiceHooks, failed: Callable[[str, Exception], None]) -> ServiceHooks:
+    """The same hooks, each catching its own exceptions and reporting them to ``failed``:
+    a metrics or logging bug must never stop the loop between delivery and commit."""
+
+    def wrap(name: str, hook: Callable[..., None]) -> Callable[..., None]:
+        def call(*args: Any) -> None:
+            try:
+                hook(*args)
+            except Exception as exc:
+                failed(name, exc)
+
+        return call
+
+    return replace(hooks, **{f.name: wrap(f.name, getattr(hooks, f.name)) for f in fields(hooks)})
+
+
 @dataclass
 class ServiceState:
     """What the health endpoints read; written by the loop thread only."""
@@ -44,6 +60,7 @@ class ServiceState:
     dlq: int = 0
     failed_batches: int = 0
     commits: int = 0
+    hook_errors: int = 0
     recent_events: list[dict[str, Any]] = field(default_factory=list)
     max_events: int = 20
 

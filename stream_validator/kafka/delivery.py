@@ -9,6 +9,8 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
+from stream_validator.dlq import SourceRecord
+from stream_validator.kafka.rejections import RECORD_REJECTIONS, Rejection
 from stream_validator.pipeline import BatchPlan, OutputRecord
 
 log = logging.getLogger("stream_validator.service")
@@ -20,21 +22,35 @@ class Deliveries:
     def __init__(self) -> None:
         self.pending = 0
         self.failed: list[tuple[OutputRecord, str]] = []
+        self.rejected: list[Rejection] = []
+        self.delivered: dict[tuple[str, str], int] = {}  # (route, kind) -> acknowledged
         self.latencies: dict[str, list[float]] = {}
 
-    def callback(self, output: OutputRecord, route: str) -> Callable[[Any, Any], None]:
+    def callback(
+        self, output: OutputRecord, route: str, *, alone: bool
+    ) -> Callable[[Any, Any], None]:
         """A delivery callback for one output; counts it as pending until it fires."""
         self.pending += 1
 
         def on_delivery(err: KafkaError | None, _msg: Message) -> None:
             self.pending -= 1
             if err is not None:
-                self.failed.append((output, f"{err.name()}: {err.str()}"))
-            elif output.kind == "clean" and output.timestamp_ms is not None:
+                self.fail(output, err, f"{err.name()}: {err.str()}", alone=alone)
+                return
+            self.delivered[(route, output.kind)] = self.delivered.get((route, output.kind), 0) + 1
+            if output.kind == "clean" and output.timestamp_ms is not None:
                 latency = time.time() - output.timestamp_ms / 1000.0
                 self.latencies.setdefault(route, []).append(max(latency, 0.0))
 
         return on_delivery
+
+    def fail(self, output: OutputRecord, error: object, text: str, *, alone: bool) -> None:
+        """Record a failed output: a record-level refusal, or a failure retrying may fix."""
+        if isinstance(error, KafkaError) and error.code() in RECORD_REJECTIONS:
+            reason = f"{error.name()}: {error.str()}"
+            self.rejected.append(Rejection(output.source, output.kind, output.topic, reason, alone))
+        else:
+            self.failed.append((output, text))
 
 
 class BatchProducer:
@@ -45,35 +61,49 @@ class BatchProducer:
         producer: Producer,
         *,
         flush_timeout_s: float,
+        prepare: Callable[[BatchPlan, OutputRecord], OutputRecord],
         replace_oversized: Callable[[BatchPlan, OutputRecord], OutputRecord],
+        produce_alone: Callable[[SourceRecord], bool],
         safe: Callable[[object], str],
     ) -> None:
-        self._producer = producer
+        self.producer = producer
         self._flush_timeout_s = flush_timeout_s
+        self._prepare = prepare
         self._replace_oversized = replace_oversized
+        self._produce_alone = produce_alone
         self._safe = safe
 
-    def produce(self, plans: list[BatchPlan], *, flush: bool = True) -> Deliveries:
-        """Produce all outputs of the plans; with flush, wait for every acknowledgement."""
+    def produce(self, plans: list[BatchPlan]) -> Deliveries:
+        """Produce all outputs of the plans and wait for every acknowledgement."""
         deliveries = Deliveries()
         for plan in plans:
-            for output in plan.outputs:
-                self._produce_one(plan, output, deliveries)
-        if not flush:
-            return deliveries
-        remaining = self._producer.flush(self._flush_timeout_s)
-        if remaining:
-            log.error("outputs not acknowledged in time", extra={"unacknowledged": remaining})
+            for planned in plan.outputs:
+                output = self._prepare(plan, planned)
+                if self._produce_alone(output.source):
+                    # Alone in its message set, so a refusal is about this record only.
+                    self._flush()
+                    self._produce_one(plan, output, deliveries, alone=True)
+                    self._flush()
+                else:
+                    self._produce_one(plan, output, deliveries, alone=False)
+        self._flush()
         return deliveries
 
-    def _produce_one(self, plan: BatchPlan, output: OutputRecord, deliveries: Deliveries) -> None:
-        producer = self._producer
+    def _flush(self) -> None:
+        remaining = self.producer.flush(self._flush_timeout_s)
+        if remaining:
+            log.error("outputs not acknowledged in time", extra={"unacknowledged": remaining})
+
+    def _produce_one(
+        self, plan: BatchPlan, output: OutputRecord, deliveries: Deliveries, *, alone: bool
+    ) -> None:
+        producer = self.producer
         while True:
             kwargs: dict[str, Any] = {
                 "key": output.key,
                 "value": output.value,
                 "headers": output.headers or None,
-                "on_delivery": deliveries.callback(output, plan.route),
+                "on_delivery": deliveries.callback(output, plan.route, alone=alone),
             }
             if output.timestamp_ms is not None:
                 kwargs["timestamp"] = output.timestamp_ms
@@ -93,5 +123,6 @@ class BatchProducer:
                     # Key + headers pushed a valid record over the limit: quarantine it.
                     output = self._replace_oversized(plan, output)
                     continue
-                deliveries.failed.append((output, self._safe(exc)))
+                # The client's own checks see this record only: its refusal is its own.
+                deliveries.fail(output, error, self._safe(exc), alone=True)
                 return

@@ -4,11 +4,14 @@ At-least-once: an input offset is committed only after every output of its batch
 (clean or DLQ) was acknowledged by the broker. When any output fails, nothing of
 the batch is committed: the consumer seeks back to the batch start and the batch
 is retried after a backoff (duplicates of outputs that did land are possible;
-losses are not).
+losses are not). Records the broker refuses for good are isolated by re-reading the
+batch and become DLQ entries (``rejections.py``); exactly-once mode runs each batch in
+a transaction whose calls have deadlines (``transactions.py``).
 """
 
 from __future__ import annotations
 
+import enum
 import logging
 import threading
 import time
@@ -25,22 +28,37 @@ from confluent_kafka import (
 )
 
 from stream_validator import __version__
-from stream_validator.codec import decode_json
 from stream_validator.config import RouteConfig, ServiceConfig, scrub
-from stream_validator.dlq import EnvelopeContext, SourceRecord
-from stream_validator.errors import DecodeError
-from stream_validator.kafka.clients import create_consumer, create_producer, missing_topics
+from stream_validator.dlq import SourceRecord
+from stream_validator.kafka.callbacks import ClientCallbacks
+from stream_validator.kafka.clients import create_consumer, create_producer
 from stream_validator.kafka.delivery import BatchProducer, Deliveries
-from stream_validator.kafka.records import source_record
-from stream_validator.kafka.transactions import FatalTransactionError, Transactions
-from stream_validator.pipeline import BatchPlan, OutputRecord, RouteProcessor
+from stream_validator.kafka.readiness import Readiness
+from stream_validator.kafka.records import read_record
+from stream_validator.kafka.rejections import Coordinates, Rejections, coordinates
+from stream_validator.kafka.replacements import Replacements
+from stream_validator.kafka.reporting import BatchReporter
+from stream_validator.kafka.transactions import (
+    FatalTransactionError,
+    ProducerLostError,
+    Transactions,
+    committed_positions,
+)
+from stream_validator.pipeline import RouteProcessor
 from stream_validator.runtime import ServiceHooks, ServiceState, TopicPartitionKey
-from stream_validator.verify import Violation, ViolationKind
 
 log = logging.getLogger("stream_validator.service")
 
 EXIT_OK, EXIT_FATAL, EXIT_HALTED = 0, 1, 3
-_RECOVERY_PROBE_INTERVAL_S = 2.0
+# Re-reads to isolate refused records converge in two rounds per record; more in a row
+# means something else is wrong, so they count as failed batches from then on.
+_REREADS_BEFORE_FAILING = 5
+
+
+class _Outcome(enum.Enum):
+    DELIVERED = "delivered"
+    FAILED = "failed"
+    REREAD = "reread"  # refused records learnt; re-read the batch at once
 
 
 class StreamService:
@@ -55,11 +73,20 @@ class StreamService:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.config = config
-        self.hooks = hooks or ServiceHooks()
         self.state = state or ServiceState()
+        self._secrets = config.kafka.secrets()
+        self._reporter = BatchReporter(hooks or ServiceHooks(), self.state, self._safe)
+        self.hooks = self._reporter.hooks
+        self._callbacks = ClientCallbacks(
+            self.state,
+            self.hooks,
+            safe=self._safe,
+            set_ready=self._set_ready,
+            commit_pending=self._commit_pending,
+            drop_partitions=self._drop_partitions,
+        )
         self._clock = clock
         self._stop = threading.Event()
-        self._secrets = config.kafka.secrets()
         self._processors = {
             route.name: RouteProcessor(
                 route,
@@ -71,9 +98,25 @@ class StreamService:
         }
         self._topic_routes: dict[str, RouteConfig | None] = {}
         self._uncommitted: dict[TopicPartitionKey, int] = {}
+        self._rejections = Rejections()
+        self._replacements = Replacements(
+            self._processors,
+            self._rejections,
+            consumer_group=config.kafka.group_id,
+            max_message_bytes=config.max_message_bytes,
+            clock=clock,
+        )
+        self._halt: str | None = None
+        self._producer_generation = 0
         self._failed_in_a_row = 0
-        self._last_probe = 0.0
-        self._fatal: str | None = None
+        self._rereads_in_a_row = 0
+        self._readiness = Readiness(
+            config,
+            self.state,
+            note_error=self._note_error,
+            set_ready=self._set_ready,
+            safe=self._safe,
+        )
         self._consumer: Consumer | None = None
         self._producer: Producer | None = None
         self._batch_producer: BatchProducer | None = None
@@ -92,23 +135,33 @@ class StreamService:
 
     def run(self) -> int:
         """Run until stopped; return the process exit code."""
-        self._producer = create_producer(self.config, error_cb=self._on_error)
+        self._consumer = create_consumer(
+            self.config, stats_cb=self._callbacks.on_stats, error_cb=self._callbacks.on_error
+        )
+        if self.config.kafka.transactional_id:
+            self._transactions = Transactions(
+                self._new_producer, self._consumer, self._flush_timeout()
+            )
+            self._producer = self._transactions.producer
+        else:
+            self._producer = self._new_producer()
         self._batch_producer = BatchProducer(
             self._producer,
             flush_timeout_s=self._flush_timeout(),
-            replace_oversized=self._oversized_output,
+            prepare=self._replacements.prepare,
+            replace_oversized=self._replacements.oversized,
+            produce_alone=self._rejections.produce_alone,
             safe=self._safe,
         )
-        self._consumer = create_consumer(
-            self.config, stats_cb=self._on_stats, error_cb=self._on_error
-        )
-        if self.config.kafka.transactional_id:
-            self._transactions = Transactions(self._producer, self._consumer, self._flush_timeout())
         try:
-            if not self._wait_for_topics():
+            if not self._readiness.wait_for_topics(self._producer, self._stop):
                 return EXIT_OK
             if self._transactions is not None:
-                self._transactions.init()
+                try:
+                    self._transactions.init()
+                except ProducerLostError as exc:
+                    if not self._replace_producer(exc):
+                        return EXIT_OK
                 log.info(
                     "exactly-once mode: one transaction per batch",
                     extra={"transactional_id": self.config.kafka.transactional_id},
@@ -121,39 +174,24 @@ class StreamService:
         finally:
             self._close()
 
+    def _new_producer(self) -> Producer:
+        """A producer whose errors count only while it is the current one."""
+        self._producer_generation += 1
+        generation = self._producer_generation
+
+        def on_error(error: KafkaError) -> None:
+            if generation == self._producer_generation:
+                # A transactional producer's fatal errors surface in its transactional calls,
+                # which decide between replacing it and stopping.
+                self._callbacks.on_error(error, fatal_stops=not self.config.kafka.transactional_id)
+
+        return create_producer(self.config, error_cb=on_error)
+
     def _set_ready(self, ready: bool) -> None:
         if self.state.ready != ready:
             log.info("readiness changed", extra={"ready": ready})
         self.state.ready = ready
         self.hooks.on_ready(ready)
-
-    def _wait_for_topics(self) -> bool:
-        """Block (not ready) until the broker answers and every output topic exists."""
-        assert self._producer is not None
-        outputs = {t for r in self.config.routes for t in (r.clean_topic, r.dlq_topic)}
-        sources = {t for r in self.config.routes for t in r.source_topics}
-        backoff = self.config.retry_backoff_s
-        while not self._stop.is_set():
-            self.state.last_loop = time.monotonic()
-            try:
-                missing = missing_topics(
-                    self._producer, outputs | sources, self.config.startup_check_timeout_s
-                )
-            except KafkaException as exc:
-                self._note_error(f"broker not reachable yet: {exc}")
-            else:
-                missing_outputs = sorted(set(missing) & outputs)
-                if set(missing) & sources:
-                    log.warning(
-                        "source topics do not exist yet; consuming them once they do",
-                        extra={"topics": sorted(set(missing) & sources)},
-                    )
-                if not missing_outputs:
-                    return True
-                self._note_error(f"output topics missing: {', '.join(missing_outputs)}")
-            self._stop.wait(backoff)
-            backoff = min(backoff * 2, self.config.retry_backoff_max_s)
-        return False
 
     def _subscribe(self) -> None:
         assert self._consumer is not None
@@ -165,9 +203,9 @@ class StreamService:
                 topics.append(pattern if pattern.startswith("^") else "^" + pattern)
         self._consumer.subscribe(
             sorted(set(topics)),
-            on_assign=self._on_assign,
-            on_revoke=self._on_revoke,
-            on_lost=self._on_lost,
+            on_assign=self._callbacks.on_assign,
+            on_revoke=self._callbacks.on_revoke,
+            on_lost=self._callbacks.on_lost,
         )
         self._set_ready(True)
         log.info(
@@ -179,8 +217,8 @@ class StreamService:
         consumer = self._consumer
         while not self._stop.is_set():
             self.state.last_loop = time.monotonic()
-            if self._fatal is not None:
-                log.error("fatal Kafka error; stopping", extra={"error": self._fatal})
+            if self._callbacks.fatal is not None:
+                log.error("fatal Kafka error; stopping", extra={"error": self._callbacks.fatal})
                 return EXIT_FATAL
             try:
                 messages = consumer.consume(
@@ -192,9 +230,21 @@ class StreamService:
                 return EXIT_FATAL
             if not messages:
                 if not self.state.ready and self._failed_in_a_row == 0:
-                    self._probe_recovery()
+                    assert self._producer is not None
+                    self._readiness.probe(self._producer)
                 continue
-            if not self._process(messages):
+            outcome = self._process(messages)
+            if self._halt is not None:
+                log.error("halting: a record cannot be delivered", extra={"error": self._halt})
+                return EXIT_HALTED
+            if outcome is _Outcome.REREAD:
+                self._rereads_in_a_row += 1
+                if self._rereads_in_a_row <= _REREADS_BEFORE_FAILING:
+                    continue
+                outcome = _Outcome.FAILED
+            else:
+                self._rereads_in_a_row = 0
+            if outcome is _Outcome.FAILED:
                 self._failed_in_a_row += 1
                 self.state.failed_batches += 1
                 halt_after = self.config.halt_after_failed_batches
@@ -214,29 +264,11 @@ class StreamService:
                 self._failed_in_a_row = 0
         return EXIT_OK
 
-    def _probe_recovery(self) -> None:
-        """Idle and not ready after a broker error: become ready again once it answers."""
-        now = time.monotonic()
-        if now - self._last_probe < _RECOVERY_PROBE_INTERVAL_S:
-            return
-        self._last_probe = now
-        assert self._producer is not None
-        outputs = {t for r in self.config.routes for t in (r.clean_topic, r.dlq_topic)}
-        try:
-            missing = missing_topics(self._producer, outputs, self.config.startup_check_timeout_s)
-        except KafkaException as exc:
-            self.state.last_error = self._safe(f"broker not reachable: {exc}")
-            return
-        if missing:
-            self._note_error(f"output topics missing: {', '.join(missing)}")
-        else:
-            self._set_ready(True)
-
     def _close(self) -> None:
         if self._transactions is not None:
             try:
                 self._transactions.abort()  # only open after an error mid-batch
-            except FatalTransactionError as exc:
+            except (FatalTransactionError, ProducerLostError) as exc:
                 log.warning("abort at shutdown failed", extra={"error": self._safe(exc)})
         if self._consumer is not None:
             self._commit_pending("shutdown")
@@ -246,7 +278,11 @@ class StreamService:
                 log.warning("consumer close failed", extra={"error": self._safe(exc)})
             self._consumer = None
         if self._producer is not None:
-            left = self._producer.flush(5.0)
+            try:
+                left = self._producer.flush(5.0)
+            except KafkaException as exc:  # a fatal producer error raises here
+                log.warning("producer flush at shutdown failed", extra={"error": self._safe(exc)})
+                left = 0
             if left:
                 log.error(
                     "producer closed with undelivered records (not committed)",
@@ -257,67 +293,75 @@ class StreamService:
 
     # --- one batch ------------------------------------------------------------
 
-    def _process(self, messages: list[Message]) -> bool:
-        """Validate, produce and commit one consumed batch; False when delivery failed."""
+    def _process(self, messages: list[Message]) -> _Outcome:
+        """Validate, produce and commit one consumed batch."""
         started = time.perf_counter()
         first: dict[TopicPartitionKey, int] = {}
         after: dict[TopicPartitionKey, int] = {}
         by_route: dict[str, list[SourceRecord]] = {}
+        unreadable: dict[Coordinates, str] = {}
         for message in messages:
             error = message.error()
             if error is not None:
-                self._on_message_error(error)
+                self._callbacks.on_message_error(error)
                 continue
-            record = source_record(message)
+            record, problem = read_record(message)
+            if problem is not None:
+                unreadable[coordinates(record)] = problem
             tp = (record.topic, record.partition)
             first.setdefault(tp, record.offset)
             after[tp] = record.offset + 1
             route = self._route_for(record.topic)
             if route is None:
                 # Cannot happen with a consistent subscription; refuse to drop silently.
-                self._fatal = f"record from topic {record.topic!r} matches no route"
+                self._callbacks.fatal = f"record from topic {record.topic!r} matches no route"
                 self._seek(first)
-                return False
+                return _Outcome.FAILED
             by_route.setdefault(route.name, []).append(record)
         if not by_route:
-            return True  # only consumer errors (already logged): nothing to produce or commit
+            return _Outcome.DELIVERED  # only consumer errors (logged): nothing to commit
         validated_at = self._clock().isoformat()
         plans = [
             self._processors[name].plan(records, validated_at=validated_at)
             for name, records in by_route.items()
         ]
+        self._replacements.unreadable_headers = unreadable
         assert self._batch_producer is not None
         txn = self._transactions
-        if txn is not None:
-            txn.begin()
-        # In a transaction commit_transaction() flushes; outside one, produce() does.
-        deliveries = self._batch_producer.produce(plans, flush=txn is None)
-        duration = time.perf_counter() - started
-        for plan in plans:
-            event = plan.event() | {"duration_ms": round(duration * 1000, 3)}
-            log.info("batch", extra={k: v for k, v in event.items() if k != "event"})
-            self.state.remember(event)
-            self.hooks.on_batch(plan, duration)
-            truncated = sum(1 for out in plan.outputs if out.truncated)
-            for _ in range(truncated):
-                self.hooks.on_truncated(plan.route)
-        if txn is not None:
-            if deliveries.failed:
-                txn.abort()
-            else:
+        try:
+            if txn is not None:
+                txn.begin()
+            deliveries = self._batch_producer.produce(plans)
+            if deliveries.rejected:
+                return self._reread_refused(deliveries, first)
+            if deliveries.failed or deliveries.pending:
+                self._delivery_failed(deliveries, first)
+                if txn is not None:
+                    # After a broker restart the old producer can stay stuck (its next
+                    # transactional call may never return); a new one's init aborts the
+                    # failed transaction, and the committed offsets say where to resume.
+                    raise ProducerLostError("outputs of the transaction failed")
+                return _Outcome.FAILED
+            self._reporter.report(plans, deliveries, time.perf_counter() - started)
+            if txn is not None:
                 aborted = txn.commit(after)
                 if aborted is not None:
                     self._retry_batch("transaction aborted", [aborted], first)
-                    return False
-        if deliveries.failed or deliveries.pending:
-            self._delivery_failed(deliveries, first)
-            return False
+                    return _Outcome.FAILED
+        except ProducerLostError as exc:
+            if self._replace_producer(exc):
+                self._rewind_to_committed(first)
+            return _Outcome.FAILED
         for route_name, latencies in deliveries.latencies.items():
             self.hooks.on_clean_latencies(route_name, latencies)
         self.state.batches += 1
         self.state.records += sum(len(r) for r in by_route.values())
-        self.state.clean += sum(p.clean_count for p in plans)
-        self.state.dlq += sum(p.dlq_count for p in plans)
+        for (_, kind), count in deliveries.delivered.items():
+            if kind == "clean":
+                self.state.clean += count
+            else:
+                self.state.dlq += count
+        self._rejections.forget(after)
         if txn is None:
             self._uncommitted.update(after)
             self._commit_pending("batch")
@@ -326,7 +370,73 @@ class StreamService:
             self.hooks.on_commit(time.time())
         if not self.state.ready:
             self._set_ready(True)
+        return _Outcome.DELIVERED
+
+    def _reread_refused(
+        self, deliveries: Deliveries, first: dict[TopicPartitionKey, int]
+    ) -> _Outcome:
+        """The broker refused records for good: learn which, and re-read the batch."""
+        dead_end = self._rejections.learn(deliveries.rejected)
+        self._seek(first)
+        if self._transactions is not None:
+            self._transactions.abort()
+        if dead_end is not None:
+            src = dead_end.source
+            self._halt = self._safe(
+                f"the DLQ topic {dead_end.topic} refused the DLQ entry of {src.topic}"
+                f" [{src.partition}] @{src.offset}: {dead_end.reason}; nothing was committed"
+                " past it"
+            )
+            self._note_error(self._halt)
+            return _Outcome.FAILED
+        log.warning(
+            "the broker refused records for good; re-reading the batch to isolate them",
+            extra={
+                "refused": len(deliveries.rejected),
+                "examples": [
+                    f"{r.topic} <- {r.source.topic} [{r.source.partition}] @{r.source.offset}:"
+                    f" {r.reason}"
+                    for r in deliveries.rejected[:3]
+                ],
+            },
+        )
+        return _Outcome.REREAD
+
+    def _replace_producer(self, exc: ProducerLostError) -> bool:
+        """The transactional producer is stuck or broken: fence it with a new one; False if
+        stopped first."""
+        txn = self._transactions
+        assert txn is not None and self._batch_producer is not None
+        self._note_error(f"abandoning the transactional producer: {exc}")
+        log.error("transactional producer lost; replacing it", extra={"error": str(exc)})
+        if not txn.recover(
+            self._stop,
+            self.config.retry_backoff_s,
+            self.config.retry_backoff_max_s,
+            heartbeat=self._heartbeat,
+        ):
+            return False
+        self._producer = self._batch_producer.producer = txn.producer
+        log.info("new transactional producer ready; re-reading from the committed offsets")
         return True
+
+    def _rewind_to_committed(self, first: dict[TopicPartitionKey, int]) -> None:
+        """Seek to the committed offsets: the fenced transaction may have committed or not."""
+        assert self._consumer is not None
+        backoff = self.config.retry_backoff_s
+        while not self._stop.is_set():
+            self._heartbeat()
+            try:
+                positions = committed_positions(
+                    self._consumer, first, self.config.startup_check_timeout_s
+                )
+            except KafkaException as exc:
+                self._note_error(f"cannot read the committed offsets: {exc}")
+                self._stop.wait(backoff)
+                backoff = min(backoff * 2, self.config.retry_backoff_max_s)
+                continue
+            self._seek(positions)
+            return
 
     def _flush_timeout(self) -> float:
         kafka = self.config.kafka
@@ -334,25 +444,6 @@ class StreamService:
             "message.timeout.ms", kafka.settings.get("message.timeout.ms", 30000)
         )
         return float(timeout_ms) / 1000.0 + 5.0
-
-    def _oversized_output(self, plan: BatchPlan, output: OutputRecord) -> OutputRecord:
-        processor = self._processors[plan.route]
-        report = plan.report
-        violation = Violation(
-            None,
-            ViolationKind.OVERSIZED,
-            "record (value, key and headers) exceeds"
-            f" max_message_bytes {self.config.max_message_bytes}",
-        )
-        context = EnvelopeContext(
-            plan.route,
-            report.contract_name,
-            report.contract_version,
-            self.config.kafka.group_id,
-            __version__,
-            self._clock().isoformat(),
-        )
-        return processor.dlq_output(output.source, [violation], context)
 
     def _delivery_failed(self, deliveries: Deliveries, first: dict[TopicPartitionKey, int]) -> None:
         for output, _ in deliveries.failed:
@@ -412,57 +503,14 @@ class StreamService:
         self.state.commits += 1
         self.hooks.on_commit(time.time())
 
-    # --- callbacks (run inside consume()) ----------------------------------------
+    def _heartbeat(self) -> None:
+        """The loop is alive (liveness), also while it waits for the broker to come back."""
+        self.state.last_loop = time.monotonic()
 
-    def _on_assign(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        keys = [(tp.topic, tp.partition) for tp in partitions]
-        log.info("partitions assigned", extra={"partitions": keys})
-        self.hooks.on_rebalance("assigned", keys)
-
-    def _on_revoke(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        keys = [(tp.topic, tp.partition) for tp in partitions]
-        self._commit_pending("revoke")  # synchronous, before the partitions move on
+    def _drop_partitions(self, keys: list[TopicPartitionKey]) -> None:
         for key in keys:
             self._uncommitted.pop(key, None)
-        log.info("partitions revoked", extra={"partitions": keys})
-        self.hooks.on_rebalance("revoked", keys)
-
-    def _on_lost(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        keys = [(tp.topic, tp.partition) for tp in partitions]
-        for key in keys:  # never commit for lost partitions: another member owns them
-            self._uncommitted.pop(key, None)
-        log.warning("partitions lost", extra={"partitions": keys})
-        self.hooks.on_rebalance("lost", keys)
-
-    def _on_stats(self, raw: str) -> None:
-        try:
-            stats = decode_json(raw)
-        except DecodeError:
-            return
-        if isinstance(stats, dict):
-            self.hooks.on_stats(stats)
-
-    def _on_error(self, error: KafkaError) -> None:
-        text = self._safe(f"{error.name()}: {error.str()}")
-        if error.fatal():
-            self._fatal = text
-        if error.code() in (
-            KafkaError._ALL_BROKERS_DOWN,
-            KafkaError._TRANSPORT,
-            KafkaError._RESOLVE,
-        ):
-            self._set_ready(False)
-        log.warning("kafka client error", extra={"error": text})
-        self.state.last_error = text
-
-    def _on_message_error(self, error: KafkaError) -> None:
-        text = self._safe(f"{error.name()}: {error.str()}")
-        if error.fatal():
-            self._fatal = text
-        elif error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
-            log.warning("source topic not available yet", extra={"error": text})
-        else:
-            log.warning("consumer error", extra={"error": text})
+        self._rejections.forget_partitions(keys)
 
     # --- helpers ----------------------------------------------------------------
 

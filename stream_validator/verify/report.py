@@ -25,6 +25,9 @@ class ViolationKind(StrEnum):
     #: Set by the streaming service when a route quarantines a whole batch on a
     #: null-ceiling breach; the verifier itself never emits it.
     NULL_CEILING_BREACH = "null_ceiling_breach"
+    #: Set by the streaming service when the broker refused a record for good (too large
+    #: for the topic, invalid timestamp, invalid record); the verifier itself never emits it.
+    DELIVERY_REJECTED = "delivery_rejected"
 
 
 @dataclass(frozen=True, slots=True)

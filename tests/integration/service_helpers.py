@@ -21,6 +21,7 @@ from kafka_helpers import committed_offsets, end_offsets
 
 from stream_validator.config import ServiceConfig, load_config
 from stream_validator.kafka.service import StreamService
+from stream_validator.runtime import ServiceHooks
 
 REPO = Path(__file__).resolve().parents[2]
 CONTRACTS = REPO / "config" / "contracts"
@@ -124,17 +125,21 @@ def wait_until(
 class ThreadedService:
     """StreamService on a background thread (no signal handlers, no HTTP)."""
 
-    def __init__(self, config: ServiceConfig) -> None:
-        self.service = StreamService(config)
+    def __init__(self, config: ServiceConfig, hooks: ServiceHooks | None = None) -> None:
+        self.service = StreamService(config, hooks=hooks)
         self.exit_code: int | None = None
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     @classmethod
-    def from_file(cls, path: Path) -> ThreadedService:
-        return cls(load_config(path, environ={}))
+    def from_file(cls, path: Path, hooks: ServiceHooks | None = None) -> ThreadedService:
+        return cls(load_config(path, environ={}), hooks)
 
     def _run(self) -> None:
         self.exit_code = self.service.run()
+
+    def finished(self) -> bool:
+        """True once run() returned (exit_code is set)."""
+        return not self._thread.is_alive()
 
     def __enter__(self) -> ThreadedService:
         self._thread.start()

@@ -13,13 +13,9 @@ import pytest
 import yaml
 from confluent_kafka.admin import (
     AdminClient,
-    AlterConfigOpType,
-    ConfigEntry,
-    ConfigResource,
     NewTopic,
 )
 from kafka_helpers import (
-    committed_offsets,
     create_topic,
     produce,
     read_topic,
@@ -203,39 +199,6 @@ def test_null_ceiling_policy(kafka_bootstrap: str, tmp_path: Path, policy: str) 
         assert {v["kind"] for e in dlq_envelopes for v in e["violations"]} == {
             "null_ceiling_breach"
         }
-
-
-def test_dlq_failure_blocks_commit_until_fixed(kafka_bootstrap: str, tmp_path: Path) -> None:
-    """A DLQ produce the broker rejects commits nothing; once the DLQ accepts, all lands."""
-    source, clean, dlq = topics(kafka_bootstrap, partitions=1, **{"max.message.bytes": "200"})
-    group = unique_group("svc")
-    produce(
-        kafka_bootstrap,
-        source,
-        [(b"a", encode(tick(1)), None), (b"b", b"garbage", None), (b"c", encode(tick(2)), None)],
-    )
-    path = write_config(
-        tmp_path, kafka_bootstrap, [route("ticks", source, clean, dlq)], group=group
-    )
-    with ThreadedService.from_file(path) as runner:
-        state = runner.service.state
-        wait_until(lambda: state.failed_batches >= 2, 60, "repeated delivery failures")
-        assert committed_offsets(kafka_bootstrap, group, source) == {0: -1001}
-        assert state.ready is False
-        assert "MSG_SIZE_TOO_LARGE" in (state.last_error or "")
-        admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
-        entry = ConfigEntry(
-            "max.message.bytes", "1048588", incremental_operation=AlterConfigOpType.SET
-        )
-        resource = ConfigResource("topic", dlq, incremental_configs=[entry])
-        for future in admin.incremental_alter_configs([resource]).values():
-            future.result(30)
-        wait_until(lambda: all_consumed(kafka_bootstrap, group, source), 60, "commit after fix")
-        wait_until(lambda: state.ready, 10, "ready again")
-    dlq_envelopes = envelopes(kafka_bootstrap, dlq)
-    assert [e["source"]["offset"] for e in dlq_envelopes] == [1]
-    clean_values = Counter(m.value for m in read_topic(kafka_bootstrap, clean))
-    assert set(clean_values) == {encode(tick(1)), encode(tick(2))}  # retries may duplicate
 
 
 def test_missing_source_topic_is_awaited(kafka_bootstrap: str, tmp_path: Path) -> None:
