@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -10,6 +11,7 @@ from stream_validator.dlq.envelope_reader import (
     Envelope,
     Unreplayable,
     UnreplayableReason,
+    parse_dlq_record,
     parse_envelope,
 )
 
@@ -122,3 +124,22 @@ def test_unreplayable_detail_never_holds_the_payload() -> None:
     """The detail of garbage names the decode error, not the bytes."""
     parsed = parse_envelope(raw_dlq_record(b"secret-price-123").value)
     assert isinstance(parsed, Unreplayable) and "secret-price-123" not in parsed.detail
+
+
+def test_headers_form_ignores_sv_dlq_headers_of_the_original() -> None:
+    """An original that already carried sv.dlq.* headers is rebuilt with them, in order."""
+    headers: list[tuple[str, bytes | None]] = [("sv.dlq.format", b"envelope"), ("h", None)]
+    record = dlq_record(b"\x00" * 300, headers=headers, max_bytes=2_000)
+    assert dict(record.headers[2:])["sv.dlq.format"] == b"headers"
+    parsed = parse_dlq_record(record)
+    assert isinstance(parsed, Envelope)
+    assert parsed.original.headers == headers and parsed.original.value == b"\x00" * 300
+
+
+def test_headers_form_with_a_tampered_value_is_a_checksum_mismatch() -> None:
+    """A headers-form value that no longer matches its sha256 is unreplayable."""
+    record = dlq_record(b"\x00" * 300, max_bytes=2_000)
+    tampered = replace(record, value=b"\x01" * 300)
+    parsed = parse_dlq_record(tampered)
+    assert isinstance(parsed, Unreplayable)
+    assert parsed.reason is UnreplayableReason.CHECKSUM_MISMATCH
