@@ -39,6 +39,9 @@ from stream_validator.verify import Violation
 
 HEADERS_COUNT = HEADER_PREFIX + "headers.count"
 _MAX_VIOLATIONS = 50
+# Violation messages can quote payload-derived names; cut them before cutting the payload
+# (50 short violations take about 20 KB, well inside the default 48 KB of headroom).
+_MAX_TEXT = 200
 
 
 def build_headers_form(
@@ -50,8 +53,12 @@ def build_headers_form(
     extra_headers: Headers,
 ) -> DlqRecord | None:
     """The headers-form DLQ record, or None when even it exceeds ``budget`` bytes."""
-    for listed in (len(violations), _MAX_VIOLATIONS):
-        headers = list(record.headers) + _fields(record, violations, listed, context)
+    short = [
+        Violation(None if v.field is None else v.field[:_MAX_TEXT], v.kind, v.message[:_MAX_TEXT])
+        for v in violations[:_MAX_VIOLATIONS]
+    ]
+    for shown in (violations, short):
+        headers = list(record.headers) + _fields(record, shown, len(violations), context)
         headers += extra_headers
         if record_size(record.key, record.value, headers) <= budget:
             return DlqRecord(record.key, record.value, headers, "headers", False)
@@ -59,7 +66,7 @@ def build_headers_form(
 
 
 def _fields(
-    record: SourceRecord, violations: Sequence[Violation], listed: int, context: EnvelopeContext
+    record: SourceRecord, violations: Sequence[Violation], total: int, context: EnvelopeContext
 ) -> Headers:
     fields: dict[str, bytes | None] = {
         "headers.count": str(len(record.headers)).encode(),
@@ -67,13 +74,13 @@ def _fields(
         if record.timestamp_ms is None
         else str(record.timestamp_ms).encode(),
         "source.timestamp.type": str(record.timestamp_type).encode(),
-        "violations": encode_json([v.as_dict() for v in violations[:listed]]),
+        "violations": encode_json([v.as_dict() for v in violations]),
         "consumer.group": context.consumer_group.encode(),
         "validator.version": context.validator_version.encode(),
         "validated.at": context.validated_at.encode(),
     }
-    if listed < len(violations):
-        fields["violations.omitted"] = str(len(violations) - listed).encode()
+    if total > len(violations):
+        fields["violations.omitted"] = str(total - len(violations)).encode()
     if record.value is not None:
         fields["payload.length"] = str(len(record.value)).encode()
         fields["payload.sha256"] = hashlib.sha256(record.value).hexdigest().encode()

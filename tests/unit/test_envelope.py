@@ -123,3 +123,14 @@ def test_huge_headers_and_violation_lists_are_shrunk() -> None:
     assert truncated and len(value or b"") <= 12_000
     assert envelope["headers_truncated"] is True and envelope["headers_count"] == 200
     assert envelope["violations_omitted"] == 2000 - len(envelope["violations"])  # type: ignore[arg-type]
+
+
+def test_long_violation_lists_never_cost_the_payload() -> None:
+    """In the headers form, long violation lists are capped before any payload byte is cut."""
+    many = [Violation(f"f{i}" * 500, "unknown_field", "m" * 5000) for i in range(2000)]
+    payload = b"\x00" * 35_000
+    dlq = build_dlq_record(record(payload), many, CONTEXT, max_bytes=60_000)
+    headers = dict(dlq.headers)
+    assert dlq.form == "headers" and dlq.value == payload and not dlq.truncated
+    assert headers["sv.dlq.violations.omitted"] == b"1950"
+    assert len(dlq.value) + sum(len(n) + len(v or b"") for n, v in dlq.headers) <= 60_000
