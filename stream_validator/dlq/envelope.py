@@ -62,6 +62,8 @@ from stream_validator.dlq.records import (
 from stream_validator.verify import Violation
 
 MAX_VIOLATIONS_WHEN_TRUNCATING = 50
+# Violation texts can quote payload-derived names: capped in a truncated envelope.
+_MAX_TEXT = 200
 
 
 def _text_or_none(data: bytes | None) -> tuple[str | None, str | None]:
@@ -139,14 +141,20 @@ def _truncated_envelope(
         # Still a stable partitioning key for the same original key, and small.
         key = hashlib.sha256(key).hexdigest().encode()
     room = budget - len(key or b"") - headers_size(headers)
-    if len(document["violations"]) > MAX_VIOLATIONS_WHEN_TRUNCATING:
-        kept = document["violations"][:MAX_VIOLATIONS_WHEN_TRUNCATING]
-        document["violations_omitted"] = len(document["violations"]) - len(kept)
-        document["violations"] = kept
-        document["violation_reason"] = "; ".join(v["message"] for v in kept) + "; ..."
+    everything = document["violations"]
+    kept = [
+        {**v, "field": v["field"] and v["field"][:_MAX_TEXT], "message": v["message"][:_MAX_TEXT]}
+        for v in everything[:MAX_VIOLATIONS_WHEN_TRUNCATING]
+    ]
+    if len(kept) < len(everything):
+        document["violations_omitted"] = len(everything) - len(kept)
+    document["violations"] = kept
+    document["violation_reason"] = "; ".join(v["message"] for v in kept)[: _MAX_TEXT * 10]
     payload, key_text, original_headers = document["payload"], document["key"], document["headers"]
     # Size the skeleton with every truncation marker present: removing one only shrinks it.
     document.update(payload="" if payload is not None else None, payload_truncated=True)
+    if payload is None:
+        document["payload_truncated"] = False
     if key_text is not None:
         assert record.key is not None
         document.update(
@@ -168,6 +176,7 @@ def _truncated_envelope(
             document["violations"]
         )
         document["violations"] = []
+        document["violation_reason"] = ""
         left = room - len(encode_json(document)) - 1
     if payload is not None:
         document["payload"] = fit_text(payload, left, document["payload_encoding"])

@@ -144,3 +144,12 @@ def test_headers_form_is_marked() -> None:
     _, output = quarantine(os.urandom(MAX_PAYLOAD))
     assert dict(output.headers)["sv.dlq.format"] == b"headers"
     assert json.loads(dict(output.headers)["sv.dlq.violations"] or b"")[0]["kind"] == "undecodable"
+
+
+def test_tombstone_with_an_oversized_key_keeps_a_null_untruncated_payload() -> None:
+    """A tombstone whose key alone is over the limit: key flagged, payload still null."""
+    _, output = quarantine(None, key=b"K" * (LIMIT + 10))
+    assert produced_bytes(output) <= LIMIT
+    envelope = json.loads(output.value or b"")
+    assert envelope["payload"] is None and envelope["payload_truncated"] is False
+    assert envelope["key_truncated"] is True
