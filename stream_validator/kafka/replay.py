@@ -50,10 +50,10 @@ Idempotence
   The null ceiling (a batch statistic) is not re-applied: a record quarantined only for
   ``null_ceiling_breach`` passes when its fields do.
 
-Unreplayable records (garbage, other envelope versions, truncated payloads, dropped
-headers, checksum mismatches, records too large for the target) are reported and
-skipped, never a crash. ``--dry-run`` reads and decides the same way but writes
-nothing and commits nothing.
+Unreplayable records (garbage, other envelope versions, truncated payloads, keys or
+headers, checksum mismatches, records too large for the target, and with ``--to source``
+a source topic the route does not read) are reported and skipped, never a crash.
+``--dry-run`` reads and decides the same way but writes nothing and commits nothing.
 
 Exit codes: 0 every selected record was replayed (dry run: would pass); 1 some selected
 record was not (still failing, exhausted, held back, unreplayable); 2 usage or

@@ -11,6 +11,7 @@ from stream_validator.dlq.envelope_reader import (
     Envelope,
     Unreplayable,
     UnreplayableReason,
+    dlq_document,
     parse_dlq_record,
     parse_envelope,
 )
@@ -143,3 +144,13 @@ def test_headers_form_with_a_tampered_value_is_a_checksum_mismatch() -> None:
     parsed = parse_dlq_record(tampered)
     assert isinstance(parsed, Unreplayable)
     assert parsed.reason is UnreplayableReason.CHECKSUM_MISMATCH
+
+
+def test_dlq_document_describes_both_forms() -> None:
+    """The demo report's view: the envelope, or the sv.dlq.* fields of the headers form."""
+    envelope = dlq_document(dlq_record())
+    headers_form = dlq_document(dlq_record(b"\x00" * 300, max_bytes=2_000))
+    assert envelope is not None and envelope["violations"][0]["kind"] == "below_min"
+    assert headers_form is not None and headers_form["format"] == "headers"
+    assert headers_form["violations"][0]["kind"] == "below_min"
+    assert dlq_document(raw_dlq_record(b"\x00garbage")) is None
