@@ -13,7 +13,9 @@ from typing import Any
 from confluent_kafka import Consumer, TopicPartition
 
 from stream_validator.config import load_config
+from stream_validator.dlq.envelope_reader import dlq_document
 from stream_validator.kafka.admin import topics_of
+from stream_validator.kafka.records import source_record
 
 
 def end_offsets(consumer: Consumer, topic: str) -> int:
@@ -28,9 +30,13 @@ def sample_envelope(consumer: Consumer, topic: str) -> dict[str, Any] | None:
     meta = consumer.list_topics(topic=topic, timeout=10).topics[topic]
     consumer.assign([TopicPartition(topic, p, 0) for p in meta.partitions])
     for message in consumer.consume(num_messages=50, timeout=5):
-        if message.error() is None and message.value():
-            envelope: dict[str, Any] = json.loads(message.value())  # type: ignore[arg-type]
-            if envelope["violations"][0]["kind"] not in ("undecodable", "not_a_mapping"):
+        if message.error() is None:
+            # Either DLQ form: a JSON envelope, or the original value with sv.dlq.* headers.
+            envelope = dlq_document(source_record(message))
+            violations = envelope.get("violations") if envelope else None
+            if not envelope or not isinstance(violations, list) or not violations:
+                continue
+            if violations[0].get("kind") not in ("undecodable", "not_a_mapping"):
                 return envelope
     return None
 

@@ -8,11 +8,12 @@ only once every output was acknowledged.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from stream_validator.config import RouteConfig
-from stream_validator.dlq import EnvelopeContext, Headers, SourceRecord, build_envelope
+from stream_validator.dlq import EnvelopeContext, Headers, SourceRecord, build_dlq_record
+from stream_validator.dlq.records import replayed_count
 from stream_validator.verify import (
     DataSchemaContractVerifier,
     SchemaContractValidationReport,
@@ -146,19 +147,25 @@ class RouteProcessor:
     def dlq_output(
         self, record: SourceRecord, violations: Sequence[Violation], context: EnvelopeContext
     ) -> OutputRecord:
-        """The DLQ record for one source record."""
-        value, headers, truncated = build_envelope(
-            record, violations, context, max_bytes=self._max_message_bytes
-        )
+        """The DLQ record for one source record (either form, within the message limit).
+
+        A record a replay sent on carries its replay count (``sv.replay.count``); the new
+        envelope keeps it, so replay's ``--max-replays`` also stops records that go round
+        source -> DLQ -> source.
+        """
+        count = replayed_count(record.headers)
+        if count > context.replay_count:
+            context = replace(context, replay_count=count)
+        dlq = build_dlq_record(record, violations, context, max_bytes=self._max_message_bytes)
         return OutputRecord(
             "dlq",
             self.route.dlq_topic,
-            record.key,
-            value,
-            headers,
+            dlq.key,
+            dlq.value,
+            dlq.headers,
             record.timestamp_ms,
             record,
-            truncated,
+            dlq.truncated,
             str(violations[0].kind) if violations else None,
         )
 

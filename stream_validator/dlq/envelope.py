@@ -1,6 +1,7 @@
-"""The DLQ envelope: a versioned JSON document wrapping one quarantined record.
+"""The DLQ record of one quarantined record, in one of two forms, always within the limit.
 
-Version 1 fields (see README, "DLQ envelope")::
+**Envelope form** (``sv.dlq.format: envelope``): the value is a versioned JSON document.
+Version 1 fields (see README, "DLQ records")::
 
     envelope_version  1
     contract          {"name", "version"}
@@ -11,62 +12,58 @@ Version 1 fields (see README, "DLQ envelope")::
                       ("base64"), or null for a tombstone (payload_encoding null)
     payload_length    byte length of the full original value (null for a tombstone)
     payload_sha256    hex digest of the full original value (null for a tombstone)
-    payload_truncated true when payload holds only a prefix (the envelope would
-                      have exceeded the broker's maximum message size)
+    payload_truncated true when payload holds only a prefix
     key, key_encoding original key, same encoding rules as the payload
     headers           [[name, value, encoding]] original headers in order
-    headers_dropped   true when headers were left out to make the envelope fit
     source            {"topic", "partition", "offset", "timestamp_ms", "timestamp_type"}
     consumer_group, validator_version, validated_at (ISO-8601 UTC), replay_count
 
-The Kafka record also carries ``sv.dlq.*`` headers with the source coordinates,
-the contract and the first violation kind, so tools can filter without parsing.
+    only when something had to be cut (see below):
+    key_truncated, key_length, key_sha256              key holds a prefix
+    headers_truncated, headers_count, headers_sha256   headers holds the first ones
+    violations_omitted                                  violations holds the first 50
+
+The DLQ record's key is the original key and its headers are the ``sv.dlq.*`` headers
+(source coordinates, contract, first violation kind, replay count), so tools can filter
+without parsing.
+
+**Headers form** (``sv.dlq.format: headers``, Kafka Connect's convention): when the
+envelope would not fit but the original record does, the DLQ record is the original
+record byte for byte (key, value, headers) followed by the envelope's fields as
+``sv.dlq.*`` headers (``stream_validator.dlq.headers_form``).
+
+**Budget.** Key + value + every header (names and values) of the DLQ record, JSON
+escaping and base64 growth included, stay within ``max_bytes - FRAMING_BYTES``. When
+neither form fits (the original record itself is too large), a truncated envelope is
+written: the payload is kept whole when it fits, then as much of the key, then whole
+headers in order; whatever is cut is flagged with the full length and sha256. Its
+record key is the original key, or the key's sha256 when the key would take more than
+an eighth of the budget. Nothing is dropped silently and a DLQ record is always produced.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from stream_validator.codec import encode_json, payload_to_text
+from stream_validator.dlq.budget import FRAMING_BYTES, fit_text, headers_size, record_size
+from stream_validator.dlq.headers_form import build_headers_form
+from stream_validator.dlq.records import (
+    ENVELOPE_VERSION,
+    DlqRecord,
+    EnvelopeContext,
+    Headers,
+    SourceRecord,
+    dlq_headers,
+    headers_sha256,
+)
 from stream_validator.verify import Violation
 
-ENVELOPE_VERSION = 1
-HEADER_PREFIX = "sv.dlq."
-_MAX_VIOLATIONS_WHEN_TRUNCATING = 50
-# Bytes kept for the record framing and the sv.dlq.* headers when sizing an envelope.
-_FRAMING_BYTES = 2048
-
-Headers = list[tuple[str, bytes | None]]
-
-
-@dataclass(frozen=True, slots=True)
-class SourceRecord:
-    """A record as it was read from Kafka (no confluent_kafka types)."""
-
-    topic: str
-    partition: int
-    offset: int
-    key: bytes | None
-    value: bytes | None
-    headers: Headers
-    timestamp_ms: int | None
-    timestamp_type: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class EnvelopeContext:
-    """What the service knows about where and when a record was validated."""
-
-    route: str
-    contract_name: str
-    contract_version: str
-    consumer_group: str
-    validator_version: str
-    validated_at: str
-    replay_count: int = 0
+MAX_VIOLATIONS_WHEN_TRUNCATING = 50
+# Violation texts can quote payload-derived names: capped in a truncated envelope.
+_MAX_TEXT = 200
 
 
 def _text_or_none(data: bytes | None) -> tuple[str | None, str | None]:
@@ -75,22 +72,13 @@ def _text_or_none(data: bytes | None) -> tuple[str | None, str | None]:
     return payload_to_text(data)
 
 
-def build_envelope(
-    record: SourceRecord,
-    violations: Sequence[Violation],
-    context: EnvelopeContext,
-    *,
-    max_bytes: int,
-) -> tuple[bytes, Headers, bool]:
-    """Encode the DLQ envelope and its headers; return (value, headers, truncated).
-
-    An envelope that would exceed ``max_bytes`` is shrunk (payload cut, then headers
-    dropped, then violations capped), never refused: the full payload's length and
-    sha256 stay in it and ``payload_truncated`` is set.
-    """
+def envelope_document(
+    record: SourceRecord, violations: Sequence[Violation], context: EnvelopeContext
+) -> dict[str, Any]:
+    """The complete version 1 envelope of a record (nothing cut)."""
     payload_text, payload_encoding = _text_or_none(record.value)
     key_text, key_encoding = _text_or_none(record.key)
-    document: dict[str, Any] = {
+    return {
         "envelope_version": ENVELOPE_VERSION,
         "contract": {"name": context.contract_name, "version": context.contract_version},
         "route": context.route,
@@ -106,7 +94,6 @@ def build_envelope(
         "key": key_text,
         "key_encoding": key_encoding,
         "headers": [[name, *_text_or_none(value)] for name, value in record.headers],
-        "headers_dropped": False,
         "source": {
             "topic": record.topic,
             "partition": record.partition,
@@ -119,54 +106,102 @@ def build_envelope(
         "validated_at": context.validated_at,
         "replay_count": context.replay_count,
     }
-    headers = _dlq_headers(record, violations, context)
-    budget = max_bytes - _FRAMING_BYTES - len(record.key or b"")
-    encoded = encode_json(document)
-    truncated = False
-    if len(encoded) > budget:
-        truncated = True
-        document["payload_truncated"] = True
-        if len(document["violations"]) > _MAX_VIOLATIONS_WHEN_TRUNCATING:
-            kept = document["violations"][:_MAX_VIOLATIONS_WHEN_TRUNCATING]
-            document["violations_omitted"] = len(document["violations"]) - len(kept)
-            document["violations"] = kept
-            document["violation_reason"] = "; ".join(v["message"] for v in kept) + "; ..."
-        if len(encode_json({**document, "payload": ""})) > budget:
-            document["headers"] = []
-            document["headers_dropped"] = True
-        encoded = _fit_payload(document, budget)
-    return encoded, headers, truncated
 
 
-def _fit_payload(document: dict[str, Any], budget: int) -> bytes:
-    """Cut the payload text so the encoded envelope fits in budget bytes."""
-    text = document["payload"] or ""
-    document["payload"] = ""
-    overhead = len(encode_json(document))
-    room = max(budget - overhead, 0)
-    # JSON escaping can grow a character to 6 bytes (\\uXXXX); shrink until it fits.
-    cut = text[:room]
-    while True:
-        document["payload"] = cut
-        encoded = encode_json(document)
-        if len(encoded) <= budget or not cut:
-            return encoded
-        cut = cut[: max(len(cut) - (len(encoded) - budget) - 1, 0)]
+def build_dlq_record(
+    record: SourceRecord,
+    violations: Sequence[Violation],
+    context: EnvelopeContext,
+    *,
+    max_bytes: int,
+    extra_headers: Headers | None = None,
+) -> DlqRecord:
+    """The DLQ record (envelope form, else headers form, else truncated envelope).
+
+    ``extra_headers`` (e.g. a replay's ``sv.replay.*``) are appended and budgeted too.
+    """
+    budget = max_bytes - FRAMING_BYTES
+    extra = list(extra_headers or [])
+    headers = dlq_headers(record, violations, context, "envelope") + extra
+    document = envelope_document(record, violations, context)
+    value = encode_json(document)
+    if record_size(record.key, value, headers) <= budget:
+        return DlqRecord(record.key, value, headers, "envelope", False)
+    raw = build_headers_form(record, violations, context, budget=budget, extra_headers=extra)
+    if raw is not None:
+        return raw
+    return _truncated_envelope(record, document, headers, budget)
 
 
-def _dlq_headers(
-    record: SourceRecord, violations: Sequence[Violation], context: EnvelopeContext
-) -> Headers:
-    first_kind = str(violations[0].kind) if violations else ""
-    values = {
-        "envelope.version": str(ENVELOPE_VERSION),
-        "source.topic": record.topic,
-        "source.partition": str(record.partition),
-        "source.offset": str(record.offset),
-        "contract": context.contract_name,
-        "contract.version": context.contract_version,
-        "violation.kind": first_kind,
-        "route": context.route,
-        "replay.count": str(context.replay_count),
-    }
-    return [(HEADER_PREFIX + name, value.encode()) for name, value in values.items()]
+def _truncated_envelope(
+    record: SourceRecord, document: dict[str, Any], headers: Headers, budget: int
+) -> DlqRecord:
+    key = record.key
+    if key is not None and len(key) > budget // 8:
+        # Still a stable partitioning key for the same original key, and small.
+        key = hashlib.sha256(key).hexdigest().encode()
+    room = budget - len(key or b"") - headers_size(headers)
+    everything = document["violations"]
+    kept = [
+        {**v, "field": v["field"] and v["field"][:_MAX_TEXT], "message": v["message"][:_MAX_TEXT]}
+        for v in everything[:MAX_VIOLATIONS_WHEN_TRUNCATING]
+    ]
+    if len(kept) < len(everything):
+        document["violations_omitted"] = len(everything) - len(kept)
+    document["violations"] = kept
+    document["violation_reason"] = "; ".join(v["message"] for v in kept)[: _MAX_TEXT * 10]
+    payload, key_text, original_headers = document["payload"], document["key"], document["headers"]
+    # Size the skeleton with every truncation marker present: removing one only shrinks it.
+    document.update(payload="" if payload is not None else None, payload_truncated=True)
+    if payload is None:
+        document["payload_truncated"] = False
+    if key_text is not None:
+        assert record.key is not None
+        document.update(
+            key="",
+            key_truncated=True,
+            key_length=len(record.key),
+            key_sha256=hashlib.sha256(record.key).hexdigest(),
+        )
+    document.update(
+        headers=[],
+        headers_truncated=True,
+        headers_count=len(original_headers),
+        headers_sha256=headers_sha256(record.headers),
+    )
+    # payload_truncated false is one byte longer than true.
+    left = room - len(encode_json(document)) - 1
+    if left < 0:  # only a pathological violation list gets here: keep its count
+        document["violations_omitted"] = document.get("violations_omitted", 0) + len(
+            document["violations"]
+        )
+        document["violations"] = []
+        document["violation_reason"] = ""
+        left = room - len(encode_json(document)) - 1
+    if payload is not None:
+        document["payload"] = fit_text(payload, left, document["payload_encoding"])
+        left -= len(encode_json(document["payload"])) - 2
+        document["payload_truncated"] = document["payload"] != payload
+    if key_text is not None:
+        document["key"] = fit_text(key_text, left, document["key_encoding"])
+        left -= len(encode_json(document["key"])) - 2
+        if document["key"] == key_text:
+            for name in ("key_truncated", "key_length", "key_sha256"):
+                del document[name]
+    kept_headers: list[Any] = []
+    for item in original_headers:
+        size = len(encode_json(item)) + 1  # the comma
+        if size > left:
+            break
+        kept_headers.append(item)
+        left -= size
+    document["headers"] = kept_headers
+    if len(kept_headers) == len(original_headers):
+        for name in ("headers_truncated", "headers_count", "headers_sha256"):
+            del document[name]
+    value = encode_json(document)
+    truncated = any(
+        document.get(flag) is True
+        for flag in ("payload_truncated", "key_truncated", "headers_truncated")
+    )
+    return DlqRecord(key, value, headers, "envelope", truncated)

@@ -1,9 +1,10 @@
-"""PURE: a DLQ record's value back to a typed envelope, or the reason it cannot be replayed.
+"""PURE: a DLQ record back to a typed envelope, or the reason it cannot be replayed.
 
-Only envelope version 1 (``stream_validator.dlq.envelope``) is read. The original record
-is rebuilt byte for byte (payload, key and headers via ``codec.text_to_payload``) and its
-length and sha256 are checked against the envelope. Parsing never raises: anything else
-(garbage, other versions, truncated payloads, dropped headers) becomes ``Unreplayable``.
+Both forms of ``stream_validator.dlq.envelope`` are read: the envelope form (version 1
+JSON value) and the headers form (original value, ``sv.dlq.*`` headers). The original
+record is rebuilt byte for byte (payload, key and headers) and its length and sha256 are
+checked. Parsing never raises: anything else (garbage, other versions, a truncated
+payload, key or headers) becomes ``Unreplayable``.
 """
 
 from __future__ import annotations
@@ -15,12 +16,29 @@ from enum import StrEnum
 from typing import Any
 
 from stream_validator.codec import decode_json, text_to_payload
-from stream_validator.dlq.envelope import ENVELOPE_VERSION, SourceRecord
+from stream_validator.dlq.headers_form import split_headers
+from stream_validator.dlq.records import (
+    ENVELOPE_VERSION,
+    FORMAT_HEADER,
+    HEADER_PREFIX,
+    REPLAY_COUNT_HEADER,
+    SourceRecord,
+    replayed_count,
+)
 from stream_validator.errors import DecodeError
 from stream_validator.verify import Violation
 
-#: Set by a replay on every record it sends on (see ``stream_validator.dlq.replay``).
-REPLAY_COUNT_HEADER = "sv.replay.count"
+__all__ = [
+    "REPLAY_COUNT_HEADER",
+    "Envelope",
+    "Parsed",
+    "Unreplayable",
+    "UnreplayableReason",
+    "dlq_document",
+    "dlq_form",
+    "parse_dlq_record",
+    "parse_envelope",
+]
 
 
 class UnreplayableReason(StrEnum):
@@ -32,17 +50,20 @@ class UnreplayableReason(StrEnum):
     MALFORMED = "malformed_envelope"
     PAYLOAD_TRUNCATED = "payload_truncated"
     HEADERS_DROPPED = "headers_dropped"
+    KEY_TRUNCATED = "key_truncated"
+    HEADERS_TRUNCATED = "headers_truncated"
     CHECKSUM_MISMATCH = "payload_checksum_mismatch"
     OVERSIZED = "oversized"
+    NOT_A_ROUTE_SOURCE = "not_a_route_source"
 
 
 @dataclass(frozen=True, slots=True)
 class Envelope:
     """A parsed v1 envelope: the original record, rebuilt byte for byte, and its history.
 
-    ``replay_count`` is how often the record was replayed and quarantined again: the
-    envelope's field, or one more than an ``sv.replay.count`` header on the original
-    record when that is larger (a replay to the source topic that failed in the service).
+    ``replay_count`` is how often the record was replayed: the envelope's field, or the
+    ``sv.replay.count`` header on the original record when that is larger (an envelope
+    written by a service that did not carry the header into it).
     """
 
     contract_name: str
@@ -64,8 +85,51 @@ class Unreplayable:
 Parsed = Envelope | Unreplayable
 
 
+def dlq_form(record: SourceRecord) -> str:
+    """``headers`` when the DLQ record is in the headers form, else ``envelope``."""
+    for name, value in reversed(record.headers):
+        if name == FORMAT_HEADER:
+            return "headers" if value == b"headers" else "envelope"
+    return "envelope"
+
+
+def dlq_document(record: SourceRecord) -> dict[str, Any] | None:
+    """The envelope's fields for display (no payload in the headers form), or None."""
+    if dlq_form(record) == "envelope":
+        try:
+            doc = decode_json(record.value or b"")
+        except DecodeError:
+            return None
+        return doc if isinstance(doc, dict) else None
+    try:
+        _, fields = split_headers(record.headers)
+    except ValueError:
+        return None
+    doc = {
+        name.removeprefix(HEADER_PREFIX): value.decode("utf-8", "replace")
+        for name, value in fields.items()
+        if value is not None
+    }
+    try:
+        doc["violations"] = decode_json(doc.get("violations", ""))
+    except DecodeError:
+        return None
+    doc["payload_bytes_in_record_value"] = len(record.value or b"")
+    return doc
+
+
+def parse_dlq_record(record: SourceRecord) -> Parsed:
+    """Parse one DLQ record of either form; never raises."""
+    if dlq_form(record) == "envelope":
+        return parse_envelope(record.value)
+    try:
+        return _from_headers(record)
+    except (ValueError, KeyError, TypeError) as exc:  # DecodeError is a ValueError
+        return Unreplayable(UnreplayableReason.MALFORMED, f"{type(exc).__name__}: {exc}"[:200])
+
+
 def parse_envelope(value: bytes | None) -> Parsed:
-    """Parse one DLQ record value; never raises."""
+    """Parse one envelope-form DLQ record value; never raises."""
     if value is None:
         return Unreplayable(UnreplayableReason.NOT_AN_ENVELOPE, "the DLQ record has no value")
     try:
@@ -87,6 +151,14 @@ def parse_envelope(value: bytes | None) -> Parsed:
     if doc.get("headers_dropped") is True:
         return Unreplayable(
             UnreplayableReason.HEADERS_DROPPED, "the original headers were left out of the envelope"
+        )
+    if doc.get("key_truncated") is True:
+        return Unreplayable(
+            UnreplayableReason.KEY_TRUNCATED, "the envelope holds only a prefix of the key"
+        )
+    if doc.get("headers_truncated") is True:
+        return Unreplayable(
+            UnreplayableReason.HEADERS_TRUNCATED, "the envelope holds only the first headers"
         )
     try:
         return _envelope(doc)
@@ -124,25 +196,70 @@ def _envelope(doc: Mapping[str, Any]) -> Parsed:
     replay_count = _int(doc.get("replay_count", 0))
     if replay_count < 0:
         raise ValueError("replay_count is negative")
-    # A record replayed to its source topic and quarantined again by the service gets a
-    # fresh envelope (replay_count 0); the header the replay added still counts for it.
-    replay_count = max(replay_count, _replayed_before(original.headers))
     return Envelope(
         _str(contract["name"]),
         _str(contract["version"]),
         _str(doc["route"]),
         violations,
         original,
-        replay_count,
+        max(replay_count, replayed_count(original.headers)),
     )
 
 
-def _replayed_before(headers: list[tuple[str, bytes | None]]) -> int:
-    """1 + the sv.replay.count header of a record a replay sent on, else 0."""
-    for name, value in reversed(headers):
-        if name == REPLAY_COUNT_HEADER and value is not None and value.isdigit():
-            return int(value) + 1
-    return 0
+def _from_headers(record: SourceRecord) -> Parsed:
+    """The headers form: the DLQ record's key and value are the original's."""
+    original_headers, fields = split_headers(record.headers)
+
+    def text(name: str) -> str:
+        value = fields[HEADER_PREFIX + name]
+        if value is None:
+            raise ValueError(f"header {HEADER_PREFIX}{name} has no value")
+        return value.decode("utf-8")
+
+    def number(name: str) -> int:
+        value = text(name)
+        if not value.isdigit() or len(value) > 18:
+            raise ValueError(f"header {HEADER_PREFIX}{name} is not a number")
+        return int(value)
+
+    if text("envelope.version") != str(ENVELOPE_VERSION):
+        return Unreplayable(
+            UnreplayableReason.UNSUPPORTED_VERSION,
+            f"envelope version {text('envelope.version')[:20]!r};"
+            f" replay reads version {ENVELOPE_VERSION}",
+        )
+    payload = record.value
+    if payload is not None and (
+        number("payload.length") != len(payload)
+        or text("payload.sha256") != hashlib.sha256(payload).hexdigest()
+    ):
+        return Unreplayable(
+            UnreplayableReason.CHECKSUM_MISMATCH,
+            "value does not match sv.dlq.payload.length/sv.dlq.payload.sha256",
+        )
+    timestamp = fields.get(HEADER_PREFIX + "source.timestamp")
+    original = SourceRecord(
+        topic=text("source.topic"),
+        partition=number("source.partition"),
+        offset=number("source.offset"),
+        key=record.key,
+        value=payload,
+        headers=list(original_headers),
+        timestamp_ms=None if timestamp is None else number("source.timestamp"),
+        timestamp_type=number("source.timestamp.type"),
+    )
+    violations = tuple(
+        Violation(_optional_str(v["field"]), _str(v["kind"]), _str(v["message"]))
+        for v in _list(decode_json(fields[HEADER_PREFIX + "violations"] or b""))
+    )
+    return Envelope(
+        text("contract"),
+        text("contract.version"),
+        text("route"),
+        violations,
+        original,
+        max(number("replay.count"), replayed_count(original_headers)),
+    )
 
 
 def _bytes(text: object, encoding: object) -> bytes | None:

@@ -12,30 +12,39 @@ Outcomes, in the order they are checked:
 
 ``filtered_out``     outside the range or not matching a filter (``reason`` names which)
 ``already_handled``  settled by an earlier replay to the same target (``reason``: its group)
-``unreplayable``     not a v1 envelope, truncated payload, dropped headers, bad checksum ...
+``unreplayable``     not a v1 envelope, truncated payload/key/headers, bad checksum, or
+                     (``--to source``) a source topic that is not one of the route's
 ``duplicate``        a second envelope of a source record already decided in this run
+``exhausted``        already replayed ``max_replays`` times (sent on or requeued), whether
+                     it passes now or not: left in the DLQ, never sent again
 ``passed``           valid under the current contract: sent to the target
 ``held_back``        passed, but behind a record left in place by ``requeue=False``
-``exhausted``        still failing after ``max_replays`` requeues: left in the DLQ
 ``still_failing``    still failing: requeued as a new envelope (``requeue``) or left
+
+The replay count survives a round trip through the service: a record sent on carries
+``sv.replay.count`` (its replay count, this replay included), and the service copies that
+header into the envelope's ``replay_count`` when it quarantines the record again.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
-from stream_validator.dlq.envelope import EnvelopeContext, Headers, SourceRecord, build_envelope
+from stream_validator.dlq.envelope import build_dlq_record
 from stream_validator.dlq.envelope_reader import (
     REPLAY_COUNT_HEADER,
     Envelope,
     Parsed,
     Unreplayable,
     UnreplayableReason,
+    parse_dlq_record,
     parse_envelope,
 )
+from stream_validator.dlq.records import EnvelopeContext, Headers, SourceRecord
 from stream_validator.dlq.selection import Selection
 from stream_validator.verify import DataSchemaContractVerifier, QuarantinedRecord, Violation
 
@@ -62,6 +71,7 @@ __all__ = [
     "as_unreplayable",
     "build_output",
     "filter_reason",
+    "parse_dlq_record",
     "parse_envelope",
     "replay_headers",
 ]
@@ -141,7 +151,16 @@ class Decision:
 class ReplayPlanner:
     """Decides each DLQ record's outcome, chunk by chunk, remembering one run's history."""
 
-    __slots__ = ("_coverage", "_held", "_max_replays", "_requeue", "_seen", "selection", "verifier")
+    __slots__ = (
+        "_coverage",
+        "_held",
+        "_max_replays",
+        "_requeue",
+        "_seen",
+        "_target",
+        "selection",
+        "verifier",
+    )
 
     def __init__(
         self,
@@ -151,6 +170,7 @@ class ReplayPlanner:
         coverage: Iterable[Coverage] = (),
         max_replays: int = DEFAULT_MAX_REPLAYS,
         requeue: bool = True,
+        target: Target | None = None,
     ) -> None:
         if max_replays < 0:
             raise ValueError(f"max_replays must be >= 0, got {max_replays}")
@@ -159,6 +179,7 @@ class ReplayPlanner:
         self._coverage = tuple(coverage)
         self._max_replays = max_replays
         self._requeue = requeue
+        self._target = target
         self._seen: set[tuple[str, int, int]] = set()
         self._held: dict[int, int] = {}
 
@@ -170,7 +191,7 @@ class ReplayPlanner:
     def _decide_one(
         self, record: SourceRecord, validate: Callable[[bytes | None], QuarantinedRecord | None]
     ) -> Decision:
-        parsed = parse_envelope(record.value)
+        parsed = parse_dlq_record(record)
         reason = filter_reason(self.selection, record, parsed)
         if reason is not None:
             return Decision(record, Outcome.FILTERED_OUT, _or_none(parsed), reason=reason)
@@ -182,18 +203,28 @@ class ReplayPlanner:
                 record, Outcome.UNREPLAYABLE, reason=str(parsed.reason), detail=parsed.detail
             )
         original = parsed.original
+        if self._target is not None and not self._target.accepts(original.topic):
+            return Decision(
+                record,
+                Outcome.UNREPLAYABLE,
+                parsed,
+                reason=str(UnreplayableReason.NOT_A_ROUTE_SOURCE),
+                detail=f"source topic {original.topic[:200]!r} is not a source of the route",
+            )
         identity = (original.topic, original.partition, original.offset)
         if identity in self._seen:
             return Decision(record, Outcome.DUPLICATE, parsed, reason="source record seen")
         self._seen.add(identity)
         quarantined = validate(original.value)
+        violations = () if quarantined is None else tuple(quarantined.violations)
+        if parsed.replay_count >= self._max_replays:
+            # Whether it passes now or not: a record the running service keeps rejecting
+            # would otherwise go round source -> DLQ -> source forever.
+            return Decision(record, Outcome.EXHAUSTED, parsed, violations)
         if quarantined is None:
             if record.partition in self._held:
                 return Decision(record, Outcome.HELD_BACK, parsed)
             return Decision(record, Outcome.PASSED, parsed)
-        violations = tuple(quarantined.violations)
-        if parsed.replay_count >= self._max_replays:
-            return Decision(record, Outcome.EXHAUSTED, parsed, violations)
         if not self._requeue:
             self._held.setdefault(record.partition, record.offset)
         return Decision(record, Outcome.STILL_FAILING, parsed, violations, requeue=self._requeue)
@@ -221,10 +252,26 @@ def _or_none(parsed: Parsed) -> Envelope | None:
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """Where passing records go: the route's clean topic, their source topic, or a topic."""
+    """Where passing records go: the route's clean topic, their source topic, or a topic.
+
+    A ``source`` target knows the route's configured source topics (or pattern, matched
+    in full): a record is only ever sent back to one of them.
+    """
 
     kind: Literal["clean", "source", "topic"]
     topic: str | None = None
+    source_topics: frozenset[str] = frozenset()
+    source_pattern: str | None = None
+
+    def accepts(self, source_topic: str) -> bool:
+        """False when a ``source`` target must refuse a record from this source topic."""
+        if self.kind != "source":
+            return True
+        if source_topic in self.source_topics:
+            return True
+        return self.source_pattern is not None and bool(
+            re.fullmatch(self.source_pattern, source_topic)
+        )
 
     def topic_for(self, envelope: Envelope) -> str:
         """The topic one record is sent to."""
@@ -288,7 +335,7 @@ def build_output(decision: Decision, context: OutputContext) -> ReplayOutput | N
     if decision.outcome is Outcome.PASSED:
         # Stale sv.replay.* headers (a record replayed before) would name the wrong DLQ record.
         kept = [(n, v) for n, v in original.headers if not n.startswith(REPLAY_HEADER_PREFIX)]
-        headers = kept + replay_headers(decision.record, context, envelope.replay_count)
+        headers = kept + replay_headers(decision.record, context, envelope.replay_count + 1)
         return ReplayOutput(
             "target",
             context.target.topic_for(envelope),
@@ -309,17 +356,21 @@ def build_output(decision: Decision, context: OutputContext) -> ReplayOutput | N
             validated_at=context.replay_time,
             replay_count=count,
         )
-        value, headers, truncated = build_envelope(
-            original, decision.violations, envelope_context, max_bytes=context.max_message_bytes
+        dlq = build_dlq_record(
+            original,
+            decision.violations,
+            envelope_context,
+            max_bytes=context.max_message_bytes,
+            extra_headers=replay_headers(decision.record, context, count),
         )
         return ReplayOutput(
             "requeue",
             context.dlq_topic,
-            original.key,
-            value,
-            headers + replay_headers(decision.record, context, count),
+            dlq.key,
+            dlq.value,
+            dlq.headers,
             original.timestamp_ms,
             decision,
-            truncated,
+            dlq.truncated,
         )
     return None

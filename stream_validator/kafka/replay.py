@@ -7,17 +7,24 @@ Reads the DLQ topic (every partition) from where this replay last stopped up to 
 end offsets observed at start (it never waits for new records), re-validates each
 envelope's original payload against the current contract, sends the records that now
 pass to the target (``clean``: the route's clean topic; ``source``: the topic the record
-came from; or a topic name) with their original key, headers and timestamp plus
+came from, which must be one of the route's configured source topics; or a topic name,
+never another route's clean or DLQ topic unless ``--force``) with their original key,
+headers and timestamp plus
 ``sv.replay.dlq.{topic,partition,offset}``, ``sv.replay.time``, ``sv.replay.group`` and
-``sv.replay.count`` headers, and writes records that still fail back to the DLQ as a new
-envelope with ``replay_count + 1`` (``--no-requeue`` leaves them; past ``--max-replays``
-they are left and reported as ``exhausted``). Outcomes: ``stream_validator.dlq.replay``.
+``sv.replay.count`` (replay count + 1) headers, and writes records that still fail back
+to the DLQ as a new DLQ record with ``replay_count + 1`` (``--no-requeue`` leaves them).
+A record whose replay count reached ``--max-replays`` is never sent or requeued again
+(``exhausted``), whether it passes or not. Outcomes: ``stream_validator.dlq.replay``.
 
 Idempotence
 -----------
 * **Replay groups.** Progress is a consumer group per DLQ topic, target and selection:
   ``<base>.<digest>``, base ``--group`` (default ``stream-validator-replay.<dlq>.<target>``),
-  digest of the canonical selection (route, filters, range). Its committed offset per
+  digest of the canonical selection (route, filters, range). ``--to source`` and
+  ``--to T`` for a source topic T of the route are one target (``source``): the latter
+  is ``--to source --source-topic T`` (the filter is left out when T is the route's only
+  source topic). ``--to clean`` and ``--to`` the route's clean topic are one target
+  too. Its committed offset per
   DLQ partition means "every selected record below this offset is settled": sent,
   requeued, exhausted, unreplayable or a duplicate. The selection itself is stored as
   the commit metadata. A run starts at the group's committed offsets, so running the
@@ -43,10 +50,10 @@ Idempotence
   The null ceiling (a batch statistic) is not re-applied: a record quarantined only for
   ``null_ceiling_breach`` passes when its fields do.
 
-Unreplayable records (garbage, other envelope versions, truncated payloads, dropped
-headers, checksum mismatches, records too large for the target) are reported and
-skipped, never a crash. ``--dry-run`` reads and decides the same way but writes
-nothing and commits nothing.
+Unreplayable records (garbage, other envelope versions, truncated payloads, keys or
+headers, checksum mismatches, records too large for the target, and with ``--to source``
+a source topic the route does not read) are reported and skipped, never a crash.
+``--dry-run`` reads and decides the same way but writes nothing and commits nothing.
 
 Exit codes: 0 every selected record was replayed (dry run: would pass); 1 some selected
 record was not (still failing, exhausted, held back, unreplayable); 2 usage or
@@ -58,6 +65,7 @@ summary (``--json``: one JSON object) to stdout.
 from __future__ import annotations
 
 import argparse
+import re
 import signal
 import sys
 import threading
@@ -113,6 +121,7 @@ def _parser() -> argparse.ArgumentParser:
         help="requeue a record at most N times (default: %(default)s)",
     )
     add("--no-requeue", action="store_true", help="leave still-failing records in place")
+    add("--force", action="store_true", help="allow --to another route's clean or DLQ topic")
     add("--dry-run", action="store_true", help="report what would happen; write nothing")
     add("--group", metavar="BASE", help="consumer group base name (see the idempotence notes)")
     add("--batch-size", type=positive_int, default=500, metavar="N", help="records per transaction")
@@ -145,7 +154,9 @@ def build_job(args: argparse.Namespace) -> ReplayJob:
         contract = route.contract
     else:
         raise ConfigError(f"no route has dlq_topic {args.dlq_topic!r}: pass --route or --contract")
-    target = _target(args.to, route, args.dlq_topic)
+    target, source_filter = _target(args.to, route, config, args.dlq_topic, force=args.force)
+    if source_filter and args.source_topic:
+        raise ValueError("--to a source topic already filters by it: use --to source instead")
     from_ms = None if args.from_time is None else parse_time_ms(args.from_time)
     until_ms = None if args.until_time is None else parse_time_ms(args.until_time)
     if from_ms is not None and until_ms is not None and until_ms <= from_ms:
@@ -154,7 +165,7 @@ def build_job(args: argparse.Namespace) -> ReplayJob:
         route=route.name if route is not None else None,
         kinds=frozenset(args.kind),
         fields=frozenset(args.field),
-        source_topics=frozenset(args.source_topic),
+        source_topics=frozenset(args.source_topic) | source_filter,
         contract_versions=frozenset(args.contract_version),
         from_ms=from_ms,
         until_ms=until_ms,
@@ -196,16 +207,44 @@ def _route(config: ServiceConfig, name: str | None, dlq_topic: str) -> RouteConf
     return matching[0] if matching else None
 
 
-def _target(spec: str, route: RouteConfig | None, dlq_topic: str) -> Target:
-    if spec == "source":
-        return Target("source")
-    if spec == "clean":
-        if route is None:
-            raise ConfigError("--to clean needs a route (--route): its clean topic is the target")
-        return Target("clean", route.clean_topic)
+def _target(
+    spec: str, route: RouteConfig | None, config: ServiceConfig, dlq_topic: str, *, force: bool
+) -> tuple[Target, frozenset[str]]:
+    """The target, and a source-topic filter it implies (``--to`` one source topic)."""
     if spec == dlq_topic:
         raise ConfigError("--to cannot be the DLQ topic itself (still-failing records go there)")
-    return Target("topic", spec)
+    if spec == "clean" or (route is not None and spec == route.clean_topic):
+        if route is None:
+            raise ConfigError("--to clean needs a route (--route): its clean topic is the target")
+        return Target("clean", route.clean_topic), frozenset()
+    if spec == "source" or (route is not None and _is_source_of(route, spec)):
+        if route is None:
+            raise ConfigError("--to source needs a route (--route): its source topics")
+        # Always taken from the config, never from the envelopes alone.
+        target = Target("source", None, frozenset(route.source_topics), route.source_pattern)
+        only = route.source_topics == (spec,) and route.source_pattern is None
+        return target, frozenset() if spec == "source" or only else frozenset({spec})
+    others = {
+        topic
+        for other in config.routes
+        if other is not route
+        for topic in (other.clean_topic, other.dlq_topic)
+    }
+    if route is not None:
+        others.discard(route.clean_topic)
+    if spec in others and not force:
+        raise ConfigError(
+            f"--to {spec!r} is another route's clean or DLQ topic; pass --force to send there"
+        )
+    return Target("topic", spec), frozenset()
+
+
+def _is_source_of(route: RouteConfig, topic: str) -> bool:
+    if topic in route.source_topics:
+        return True
+    return (
+        route.source_pattern is not None and re.fullmatch(route.source_pattern, topic) is not None
+    )
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

@@ -264,6 +264,7 @@ class DlqReplayer:
             coverage=coverage,
             max_replays=job.max_replays,
             requeue=job.requeue,
+            target=job.target,
         )
         context = OutputContext(
             target=job.target,

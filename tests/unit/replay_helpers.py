@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 
 from stream_validator import DataSchemaContractVerifier, FieldSpec
-from stream_validator.dlq import EnvelopeContext, Headers, SourceRecord, build_envelope
+from stream_validator.dlq import EnvelopeContext, Headers, SourceRecord, build_dlq_record
 from stream_validator.dlq.replay import OutputContext, ReplayPlanner, Target
 from stream_validator.dlq.selection import Selection
 from stream_validator.verify import Violation, ViolationKind
@@ -58,8 +58,8 @@ def dlq_record(
         validated_at="2026-11-30T14:30:00+00:00",
         replay_count=replay_count,
     )
-    envelope, dlq_headers, _ = build_envelope(original, violations, context, max_bytes=max_bytes)
-    return raw_dlq_record(envelope, offset=offset, partition=partition, headers=dlq_headers)
+    dlq = build_dlq_record(original, violations, context, max_bytes=max_bytes)
+    return SourceRecord(DLQ, partition, offset, dlq.key, dlq.value, dlq.headers, 1_000)
 
 
 def raw_dlq_record(

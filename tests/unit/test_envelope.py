@@ -6,7 +6,7 @@ import base64
 import hashlib
 import json
 
-from stream_validator.dlq import EnvelopeContext, SourceRecord, build_envelope
+from stream_validator.dlq import EnvelopeContext, SourceRecord, build_dlq_record
 from stream_validator.verify import Violation
 
 CONTEXT = EnvelopeContext("ticks", "tick", "3", "grp", "0.1.0", "2026-11-30T00:00:00+00:00")
@@ -31,8 +31,15 @@ def record(value: bytes | None = b'{"price":"1"}', **changes: object) -> SourceR
     return SourceRecord(**fields)  # type: ignore[arg-type]
 
 
-def decode(value: bytes) -> dict[str, object]:
-    return json.loads(value)  # type: ignore[no-any-return]
+def decode(value: bytes | None) -> dict[str, object]:
+    return json.loads(value or b"")  # type: ignore[no-any-return]
+
+
+def build_envelope(
+    source: SourceRecord, violations: list[Violation], context: EnvelopeContext, *, max_bytes: int
+) -> tuple[bytes | None, list[tuple[str, bytes | None]], bool]:
+    dlq = build_dlq_record(source, violations, context, max_bytes=max_bytes)
+    return dlq.value, dlq.headers, dlq.truncated
 
 
 def test_envelope_fields() -> None:
@@ -100,11 +107,11 @@ def test_truncation_handles_escaping_heavy_payloads() -> None:
     """Payloads whose JSON escaping grows them still fit after truncation."""
     payload = ("\u0001" * 40_000).encode()
     value, _, truncated = build_envelope(record(payload), VIOLATIONS, CONTEXT, max_bytes=8_000)
-    assert truncated and len(value) <= 8_000
+    assert truncated and len(value or b"") <= 8_000
 
 
 def test_huge_headers_and_violation_lists_are_shrunk() -> None:
-    """Headers are dropped and violations capped when the payload alone cannot make room."""
+    """Headers are cut (flagged, with their count) and violations capped when nothing fits."""
     many = [
         Violation(f"f{i}", "unknown_field", "undeclared field " + "x" * 50) for i in range(2000)
     ]
@@ -113,6 +120,17 @@ def test_huge_headers_and_violation_lists_are_shrunk() -> None:
         record(b"{}", headers=headers), many, CONTEXT, max_bytes=12_000
     )
     envelope = decode(value)
-    assert truncated and len(value) <= 12_000
-    assert envelope["headers_dropped"] is True
+    assert truncated and len(value or b"") <= 12_000
+    assert envelope["headers_truncated"] is True and envelope["headers_count"] == 200
     assert envelope["violations_omitted"] == 2000 - len(envelope["violations"])  # type: ignore[arg-type]
+
+
+def test_long_violation_lists_never_cost_the_payload() -> None:
+    """In the headers form, long violation lists are capped before any payload byte is cut."""
+    many = [Violation(f"f{i}" * 500, "unknown_field", "m" * 5000) for i in range(2000)]
+    payload = b"\x00" * 35_000
+    dlq = build_dlq_record(record(payload), many, CONTEXT, max_bytes=60_000)
+    headers = dict(dlq.headers)
+    assert dlq.form == "headers" and dlq.value == payload and not dlq.truncated
+    assert headers["sv.dlq.violations.omitted"] == b"1950"
+    assert len(dlq.value) + sum(len(n) + len(v or b"") for n, v in dlq.headers) <= 60_000

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -10,6 +11,8 @@ from stream_validator.dlq.envelope_reader import (
     Envelope,
     Unreplayable,
     UnreplayableReason,
+    dlq_document,
+    parse_dlq_record,
     parse_envelope,
 )
 
@@ -112,13 +115,42 @@ def test_malformed_envelopes_are_unreplayable(changes: dict[str, object]) -> Non
 
 
 def test_replay_count_header_on_the_original_counts() -> None:
-    """A record a replay sent on and the service quarantined again keeps its count."""
+    """An envelope that lost the count still reads it from the original's sv.replay.count."""
     record = dlq_record(headers=[("sv.replay.count", b"2")], replay_count=0)
     parsed = parse_envelope(record.value)
-    assert isinstance(parsed, Envelope) and parsed.replay_count == 3
+    assert isinstance(parsed, Envelope) and parsed.replay_count == 2
 
 
 def test_unreplayable_detail_never_holds_the_payload() -> None:
     """The detail of garbage names the decode error, not the bytes."""
     parsed = parse_envelope(raw_dlq_record(b"secret-price-123").value)
     assert isinstance(parsed, Unreplayable) and "secret-price-123" not in parsed.detail
+
+
+def test_headers_form_ignores_sv_dlq_headers_of_the_original() -> None:
+    """An original that already carried sv.dlq.* headers is rebuilt with them, in order."""
+    headers: list[tuple[str, bytes | None]] = [("sv.dlq.format", b"envelope"), ("h", None)]
+    record = dlq_record(b"\x00" * 300, headers=headers, max_bytes=2_000)
+    assert dict(record.headers[2:])["sv.dlq.format"] == b"headers"
+    parsed = parse_dlq_record(record)
+    assert isinstance(parsed, Envelope)
+    assert parsed.original.headers == headers and parsed.original.value == b"\x00" * 300
+
+
+def test_headers_form_with_a_tampered_value_is_a_checksum_mismatch() -> None:
+    """A headers-form value that no longer matches its sha256 is unreplayable."""
+    record = dlq_record(b"\x00" * 300, max_bytes=2_000)
+    tampered = replace(record, value=b"\x01" * 300)
+    parsed = parse_dlq_record(tampered)
+    assert isinstance(parsed, Unreplayable)
+    assert parsed.reason is UnreplayableReason.CHECKSUM_MISMATCH
+
+
+def test_dlq_document_describes_both_forms() -> None:
+    """The demo report's view: the envelope, or the sv.dlq.* fields of the headers form."""
+    envelope = dlq_document(dlq_record())
+    headers_form = dlq_document(dlq_record(b"\x00" * 300, max_bytes=2_000))
+    assert envelope is not None and envelope["violations"][0]["kind"] == "below_min"
+    assert headers_form is not None and headers_form["format"] == "headers"
+    assert headers_form["violations"][0]["kind"] == "below_min"
+    assert dlq_document(raw_dlq_record(b"\x00garbage")) is None

@@ -114,3 +114,19 @@ def test_batch_event_has_counts_and_no_payloads() -> None:
     assert event["violations_by_kind"] == {"below_min": 1}
     assert event["unknown_fields"] == ["venue"]
     assert "SECRETVENUE" not in json.dumps(event)
+
+
+def test_replay_count_header_is_carried_into_the_envelope() -> None:
+    """A replayed record quarantined again keeps its replay count in the new envelope."""
+    record = SourceRecord("src", 0, 5, b"k", b"junk", [("sv.replay.count", b"2")], 1000)
+    (output,) = processor().plan([record], validated_at="t").outputs
+    assert json.loads(output.value or b"")["replay_count"] == 2
+    assert dict(output.headers)["sv.dlq.replay.count"] == b"2"
+
+
+def test_bad_replay_count_header_counts_as_zero() -> None:
+    """A garbage or absurdly long sv.replay.count header never raises; it counts as 0."""
+    for value in (b"x", b"9" * 5000, None):
+        record = SourceRecord("src", 0, 5, b"k", b"junk", [("sv.replay.count", value)], 1000)
+        (output,) = processor().plan([record], validated_at="t").outputs
+        assert json.loads(output.value or b"")["replay_count"] == 0

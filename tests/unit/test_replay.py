@@ -50,16 +50,22 @@ def test_still_failing_record_is_requeued_with_new_violations() -> None:
     assert [(v.field, v.kind) for v in decision.violations] == [("volume", "type_mismatch")]
 
 
-def test_max_replays_exhausts_still_failing_records() -> None:
-    """At max_replays a still-failing record is exhausted; a passing one is still sent."""
+def test_max_replays_exhausts_passing_and_failing_records() -> None:
+    """At max_replays a record is exhausted (never sent again), whether it passes or fails."""
     decisions = planner(max_replays=2).decide(
         [
             dlq_record(STILL_BAD, replay_count=2, offset=0),
             dlq_record(STILL_BAD, replay_count=1, offset=1),
-            dlq_record(replay_count=5, offset=2),
+            dlq_record(replay_count=5, offset=2, source_offset=12),
+            dlq_record(replay_count=1, offset=3, source_offset=13),
         ]
     )
-    assert outcomes(decisions) == [Outcome.EXHAUSTED, Outcome.STILL_FAILING, Outcome.PASSED]
+    assert outcomes(decisions) == [
+        Outcome.EXHAUSTED,
+        Outcome.STILL_FAILING,
+        Outcome.EXHAUSTED,
+        Outcome.PASSED,
+    ]
 
 
 def test_no_requeue_holds_the_partition_back() -> None:
@@ -137,7 +143,7 @@ def test_passing_record_is_sent_as_it_was_with_replay_headers() -> None:
         ("sv.replay.dlq.offset", b"4"),
         ("sv.replay.time", b"2026-12-01T00:00:00+00:00"),
         ("sv.replay.group", b"replay-group"),
-        ("sv.replay.count", b"0"),
+        ("sv.replay.count", b"1"),  # this replay included
     ]
 
 

@@ -9,10 +9,13 @@ import pytest
 import yaml
 
 from stream_validator.cli import main as cli_main
+from stream_validator.dlq.replay import Outcome, ReplayPlanner, build_output
 from stream_validator.dlq.replay_report import ReplaySummary
 from stream_validator.errors import ConfigError
 from stream_validator.kafka.replay import _ProgressBar, build_job, parse_args, parse_time_ms
 from stream_validator.kafka.replayer import ReplayJob
+
+from .replay_helpers import context, dlq_record, fixed_verifier
 
 REPO = Path(__file__).resolve().parents[2]
 TICK = REPO / "config" / "contracts" / "tick.yaml"
@@ -131,3 +134,38 @@ def test_progress_bar_draws_and_ends_with_a_newline() -> None:
     bar.update(5, 10, ReplaySummary("d", "t", "g", "c", "1", dry_run=False))
     bar.close()
     assert stream.getvalue() == "\rreplay [#####.....] 5/10  passed 0  still failing 0\n"
+
+
+def test_source_target_comes_from_the_route_config(tmp_path: Path) -> None:
+    """--to source carries the route's configured source topics, not the envelopes'."""
+    job = job_for(tmp_path, "--to", "source")
+    assert job.target.kind == "source"
+    assert job.target.accepts("t.in") and not job.target.accepts("elsewhere")
+
+
+def test_source_target_refuses_a_foreign_source_topic(tmp_path: Path) -> None:
+    """An envelope claiming a source topic outside the route is unreplayable, never sent."""
+    job = job_for(tmp_path, "--to", "source")
+    planner = ReplayPlanner(job.selection, fixed_verifier(), target=job.target)
+    (decision,) = planner.decide([dlq_record(source_topic="payments", route="t")])
+    assert decision.outcome is Outcome.UNREPLAYABLE
+    assert decision.reason == "not_a_route_source"
+    assert build_output(decision, context(job.target)) is None
+
+
+def test_another_routes_topics_need_force(tmp_path: Path) -> None:
+    """--to another route's clean or DLQ topic is refused unless --force."""
+    routes = (("t", "t.dlq"), ("u", "u.dlq"))
+    for topic in ("u.clean", "u.dlq"):
+        with pytest.raises(ConfigError, match="--force"):
+            job_for(tmp_path, "--to", topic, routes=routes)
+        forced = job_for(tmp_path, "--to", topic, "--force", routes=routes)
+        assert forced.target.topic == topic
+
+
+def test_source_and_the_same_topic_are_one_target(tmp_path: Path) -> None:
+    """--to source and --to <the route's source topic> share group and transactional id."""
+    by_name = job_for(tmp_path, "--to", "t.in")
+    as_source = job_for(tmp_path, "--to", "source")
+    assert (by_name.group, by_name.group_base) == (as_source.group, as_source.group_base)
+    assert by_name.target == as_source.target

@@ -1,0 +1,105 @@
+"""The value types of the DLQ feature: source records, envelope context, DLQ records."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from stream_validator.verify import Violation
+
+ENVELOPE_VERSION = 1
+HEADER_PREFIX = "sv.dlq."
+#: Names the form of a DLQ record: ``envelope`` (JSON value) or ``headers`` (original value).
+FORMAT_HEADER = "sv.dlq.format"
+
+Headers = list[tuple[str, bytes | None]]
+DlqForm = Literal["envelope", "headers"]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRecord:
+    """A record as it was read from Kafka (no confluent_kafka types)."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    headers: Headers
+    timestamp_ms: int | None
+    timestamp_type: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class EnvelopeContext:
+    """What the service knows about where and when a record was validated."""
+
+    route: str
+    contract_name: str
+    contract_version: str
+    consumer_group: str
+    validator_version: str
+    validated_at: str
+    replay_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class DlqRecord:
+    """The record to produce to the DLQ topic for one quarantined record."""
+
+    key: bytes | None
+    value: bytes | None
+    headers: Headers
+    form: DlqForm
+    #: True when the payload, key or headers are only partly kept (not replayable).
+    truncated: bool
+
+
+def headers_sha256(headers: Sequence[tuple[str, bytes | None]]) -> str:
+    """A digest of a header list: per header, 4-byte lengths then bytes (-1: null value)."""
+    digest = hashlib.sha256()
+    for name, value in headers:
+        raw = name.encode("utf-8", "surrogatepass")
+        digest.update(len(raw).to_bytes(4, "big") + raw)
+        if value is None:
+            digest.update(b"\xff\xff\xff\xff")
+        else:
+            digest.update(len(value).to_bytes(4, "big") + value)
+    return digest.hexdigest()
+
+
+def dlq_headers(
+    record: SourceRecord, violations: Sequence[Violation], context: EnvelopeContext, form: DlqForm
+) -> Headers:
+    """The ``sv.dlq.*`` headers both forms carry (the headers form adds more)."""
+    first_kind = str(violations[0].kind) if violations else ""
+    values = {
+        "format": form,
+        "envelope.version": str(ENVELOPE_VERSION),
+        "source.topic": record.topic,
+        "source.partition": str(record.partition),
+        "source.offset": str(record.offset),
+        "contract": context.contract_name,
+        "contract.version": context.contract_version,
+        "violation.kind": first_kind,
+        "route": context.route,
+        "replay.count": str(context.replay_count),
+    }
+    return [(HEADER_PREFIX + name, value.encode()) for name, value in values.items()]
+
+
+#: Written by a replay on every record it sends: how often that record has been replayed
+#: (sent on or requeued), this time included.
+REPLAY_COUNT_HEADER = "sv.replay.count"
+
+
+def replayed_count(headers: Sequence[tuple[str, bytes | None]]) -> int:
+    """The record's last ``sv.replay.count`` header as a number (0 when absent or invalid)."""
+    for name, value in reversed(headers):
+        if name == REPLAY_COUNT_HEADER:
+            if value is not None and value.isdigit() and len(value) <= 9:
+                return int(value)
+            return 0
+    return 0
