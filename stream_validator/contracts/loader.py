@@ -127,7 +127,7 @@ def _field_from_mapping(problems: list[str], index: int, item: object) -> FieldS
     }
     nullable = _flag(problems, f"{where}: nullable", item.get("nullable", False))
     non_finite = _flag(problems, f"{where}: allow_non_finite", item.get("allow_non_finite", False))
-    if len(problems) > before or not isinstance(name, str):
+    if len(problems) > before or not isinstance(name, str) or not isinstance(type_label, str):
         return None
     return FieldSpec(
         name=name,
