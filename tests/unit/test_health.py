@@ -10,8 +10,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from stream_validator.codec import encode_json
 from stream_validator.health import HealthServer
 from stream_validator.runtime import ServiceState
+
+from .flood_helpers import flood_plan
 
 
 @pytest.fixture
@@ -60,3 +63,17 @@ def test_status_and_unknown_path(served: tuple[HealthServer, ServiceState]) -> N
         and body["recent_batches"] == [{"event": "batch", "records": 10}]
     )
     assert get(server, "/nope")[0] == 404
+
+
+def test_status_stays_small_with_90000_unique_keys(
+    served: tuple[HealthServer, ServiceState],
+) -> None:
+    """Batch events of a 90,000-unique-key batch keep /status and the kept events small."""
+    server, state = served
+    event = flood_plan().event()
+    for _ in range(state.max_events + 5):
+        state.remember(event)
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.port}/status", timeout=5) as reply:
+        body = reply.read()
+    assert len(body) < 100_000
+    assert sum(len(encode_json(e)) for e in state.recent_events) < 400_000

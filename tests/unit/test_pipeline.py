@@ -10,6 +10,8 @@ from stream_validator.contracts import load_contract
 from stream_validator.dlq import SourceRecord
 from stream_validator.pipeline import RouteProcessor
 
+from .flood_helpers import flood_plan
+
 TICK = Path(__file__).resolve().parents[2] / "config" / "contracts" / "tick.yaml"
 
 
@@ -114,3 +116,14 @@ def test_batch_event_has_counts_and_no_payloads() -> None:
     assert event["violations_by_kind"] == {"below_min": 1}
     assert event["unknown_fields"] == ["venue"]
     assert "SECRETVENUE" not in json.dumps(event)
+
+
+def test_batch_event_bounds_payload_derived_names() -> None:
+    """90,000 unique keys give at most 50 names (<= 128 chars) per list, plus the count left out."""
+    event = flood_plan().event()
+    assert len(event["unknown_fields"]) == 50 and event["unknown_fields_left_out"] == 89_950
+    assert len(event["violations_by_field"]) == 50
+    assert event["violations_by_field_left_out"] == 89_950
+    names = [*event["unknown_fields"], *event["violations_by_field"]]
+    assert max(len(name) for name in names) <= 128
+    assert len(json.dumps(event)) < 20_000
