@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 import urllib.error
@@ -17,6 +16,7 @@ from stream_validator.health import HealthServer
 from stream_validator.runtime import ServiceState
 
 from .flood_helpers import flood_plan
+from .http_helpers import half_sent
 
 
 @pytest.fixture
@@ -79,13 +79,6 @@ def test_status_stays_small_with_90000_unique_keys(
         body = reply.read()
     assert len(body) < 100_000
     assert sum(len(encode_json(e)) for e in state.recent_events) < 400_000
-
-
-def half_sent(port: int) -> socket.socket:
-    """A connection that sent part of a request line and then nothing."""
-    conn = socket.create_connection(("127.0.0.1", port), timeout=30)
-    conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
-    return conn
 
 
 def health_threads() -> int:
