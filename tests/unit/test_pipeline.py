@@ -127,3 +127,10 @@ def test_batch_event_bounds_payload_derived_names() -> None:
     names = [*event["unknown_fields"], *event["violations_by_field"]]
     assert max(len(name) for name in names) <= 128
     assert len(json.dumps(event)) < 20_000
+
+
+def test_batch_event_cuts_long_and_unprintable_names() -> None:
+    """A 300-character or unprintable payload key appears cut to 128 printable characters."""
+    long_key, odd_key = "x" * 300, "a\nb\x00c"
+    plan = processor().plan(source([tick(0, **{long_key: 1, odd_key: 2})]), validated_at="t")
+    assert plan.event()["unknown_fields"] == ["a?b?c", "x" * 125 + "..."]
