@@ -221,3 +221,17 @@ def test_contract_syntax_error_gives_position_not_source(tmp_path: Path) -> None
     with pytest.raises(ContractFileError) as info:
         load_contract(path)
     assert "line 2, column 14" in str(info.value) and "s3cr3t" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "version", "needle"),
+    [
+        ("tick\n", "1", "contract name must be printable"),
+        ("x" * 101, "1", "contract name must be a string of 1-100 characters"),
+        ("tick", "v\x00", "contract version must be printable"),
+    ],
+)
+def test_contract_name_and_version_fit_labels(name: str, version: str, needle: str) -> None:
+    """A name or version that cannot be a metric label is refused at setup, not at runtime."""
+    with pytest.raises(ValueError, match=needle):
+        DataSchemaContractVerifier(SchemaContract(name, [FieldSpec("a", int)], version=version))
