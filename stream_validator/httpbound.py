@@ -38,8 +38,8 @@ class BoundedThreadingMixIn(ThreadingMixIn, TCPServer):
         self._open = 0
         self.peak_connections = 0
         self.evicted = 0
-        # IPv6 hosts ("::") need AF_INET6; TCPServer reads the family before binding.
-        self.address_family = socket.getaddrinfo(*address, type=socket.SOCK_STREAM)[0][0]
+        if ":" in address[0]:  # an IPv6 literal such as "::"; names keep resolving to IPv4
+            self.address_family = socket.AF_INET6
         super().__init__(address, handler)
 
     def process_request(self, request: Any, client_address: Any) -> None:
