@@ -5,6 +5,7 @@
 #
 #   docker build -t stream-validator:0.1.0 .
 #   docker run --rm -e SV_KAFKA__BOOTSTRAP_SERVERS=broker:9092 -p 8080:8080 -p 9464:9464 \
+#       -e SV_SERVICE__HEALTH_HOST=0.0.0.0 -e SV_METRICS__HOST=0.0.0.0 \
 #       -v "$PWD/my-config:/etc/stream-validator:ro" stream-validator:0.1.0
 
 # One pinned base for both stages: the venv built in the first stage is copied into the
@@ -49,13 +50,12 @@ COPY --from=builder /opt/venv /opt/venv
 # relative to it (contracts/*.yaml).
 COPY config/ /etc/stream-validator/
 
-# The health and metrics servers bind 127.0.0.1 by default, unreachable from outside a
-# container; SV_* variables override the config file (stream_validator/config.py).
+# The health and metrics servers bind 127.0.0.1 unless configured otherwise: exposing them is
+# a decision of the deployment (its config file or SV_SERVICE__HEALTH_HOST / SV_METRICS__HOST),
+# not of the image. The compose and Kubernetes configs under deploy/ set 0.0.0.0.
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
-    PYTHONDONTWRITEBYTECODE=1 \
-    SV_SERVICE__HEALTH_HOST=0.0.0.0 \
-    SV_METRICS__HOST=0.0.0.0
+    PYTHONDONTWRITEBYTECODE=1
 
 USER 10001:10001
 # 8080: /healthz /readyz /status (service.health_port); 9464: /metrics (metrics.port).

@@ -23,20 +23,21 @@ from typing import Any
 
 import yaml
 
+from stream_validator import topicpattern
 from stream_validator.contracts import SchemaContract, load_contract
 from stream_validator.errors import ConfigError, ContractFileError
+from stream_validator.redaction import is_secret_key
+from stream_validator.redaction import redacted as redacted  # re-exported
+from stream_validator.redaction import scrub as scrub  # re-exported
+from stream_validator.yamlfile import YamlFileError, parse_yaml
 
 ENV_PREFIX = "SV_"
-_SECRET_KEY = re.compile(r"password|secret|token|credential|\.key\b|key\.pem|sasl\.jaas", re.I)
 NULL_POLICIES = ("alert", "quarantine")
+MAX_ROUTE_NAME_CHARS = 100
+_ROUTE_NAME = re.compile(rf"[A-Za-z0-9._-]{{1,{MAX_ROUTE_NAME_CHARS}}}")
 # librdkafka producer default; must cover the largest payload plus key and headers.
 DEFAULT_MAX_MESSAGE_BYTES = 1_048_576
 PAYLOAD_HEADROOM_BYTES = 48_576
-
-
-def is_secret_key(key: str) -> bool:
-    """True for librdkafka/config keys whose values must never be logged."""
-    return bool(_SECRET_KEY.search(key))
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,10 +55,17 @@ class RouteConfig:
     max_payload_bytes: int = DEFAULT_MAX_MESSAGE_BYTES - PAYLOAD_HEADROOM_BYTES
 
     def matches(self, topic: str) -> bool:
-        """True when a source topic belongs to this route."""
+        """True when a source topic belongs to this route (a pattern matches the whole name)."""
         if topic in self.source_topics:
             return True
-        return self.source_pattern is not None and re.search(self.source_pattern, topic) is not None
+        pattern = self.source_pattern
+        return pattern is not None and topicpattern.full_match(pattern, topic)
+
+    def subscription(self) -> list[str]:
+        """What the consumer subscribes to: exactly the topics ``matches`` accepts."""
+        if self.source_pattern is None:
+            return list(self.source_topics)
+        return [topicpattern.subscription(self.source_pattern)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,11 +159,12 @@ def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> S
     """Read the YAML file, apply SV_* environment overrides, check everything."""
     source = str(path)
     try:
-        document = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        document = parse_yaml(Path(path).read_text(encoding="utf-8")) or {}
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{source}: cannot read config file: {exc}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: not valid YAML: {exc}") from exc
+    except YamlFileError as exc:
+        # Line and column only: the source line may hold a password (no secret is known yet).
+        raise ConfigError(f"{source}: {exc}") from None
     if not isinstance(document, dict):
         raise ConfigError(f"{source}: the config must be a mapping")
     apply_env_overrides(document, os.environ if environ is None else environ)
@@ -253,6 +262,7 @@ def _routes(
     for name in names:
         if names.count(name) > 1:
             raise ConfigError(f"{source}: duplicate route name {name!r}")
+    _check_disjoint(source, routes)
     sources = {t for r in routes for t in r.source_topics}
     for route in routes:
         for output in (route.clean_topic, route.dlq_topic):
@@ -274,6 +284,12 @@ def _route(
     name = item.get("name")
     if not isinstance(name, str) or not name:
         raise ConfigError(f"{source}: {where}.name is required")
+    if not _ROUTE_NAME.fullmatch(name):
+        # It becomes a metric label, a log field and part of DLQ envelopes.
+        raise ConfigError(
+            f"{source}: {where}.name must be 1-{MAX_ROUTE_NAME_CHARS} characters of"
+            f" A-Z a-z 0-9 . _ -, got {name[:MAX_ROUTE_NAME_CHARS]!r}"
+        )
     where = f"routes.{name}"
     unknown = sorted(set(item) - _ROUTE_KEYS)
     if unknown:
@@ -287,15 +303,21 @@ def _route(
         topics = [topics]
     if not isinstance(topics, list) or not all(isinstance(t, str) and t for t in topics):
         raise ConfigError(f"{source}: {where}.source_topics must be a list of topic names")
+    for topic in (*topics, item["clean_topic"], item["dlq_topic"]):
+        if not topicpattern.is_legal_topic(topic):
+            raise ConfigError(
+                f"{source}: {where}: {topic[:250]!r} is not a Kafka topic name"
+                " (1-249 characters of A-Z a-z 0-9 . _ -)"
+            )
     if bool(topics) == bool(pattern):
         raise ConfigError(f"{source}: {where} needs exactly one of source_topics, source_pattern")
     if pattern is not None:
         if not isinstance(pattern, str):
             raise ConfigError(f"{source}: {where}.source_pattern must be a string")
         try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ConfigError(f"{source}: {where}.source_pattern is not a regex: {exc}") from exc
+            topicpattern.check_pattern(pattern)
+        except topicpattern.PatternError as exc:
+            raise ConfigError(f"{source}: {where}.source_pattern {exc}") from None
     policy = item.get("on_null_ceiling_breach", "alert")
     if policy not in NULL_POLICIES:
         raise ConfigError(
@@ -331,6 +353,21 @@ def _route(
     )
 
 
+def _check_disjoint(source: str, routes: list[RouteConfig]) -> None:
+    """Refuse routes that could claim one topic: it would be read for one, checked by another."""
+    for i, first in enumerate(routes):
+        for second in routes[i + 1 :]:
+            clash = topicpattern.clash(
+                (first.source_topics, first.source_pattern),
+                (second.source_topics, second.source_pattern),
+            )
+            if clash:
+                raise ConfigError(
+                    f"{source}: routes {first.name} and {second.name} could both match {clash};"
+                    " every source topic must belong to exactly one route"
+                )
+
+
 def _check_service(config: ServiceConfig) -> None:
     checks = [
         (config.batch_max_records > 0, "batch.max_records must be > 0"),
@@ -360,16 +397,3 @@ def _check_service(config: ServiceConfig) -> None:
     for ok, message in checks:
         if not ok:
             raise ConfigError(f"{config.source}: {message}")
-
-
-def redacted(values: Mapping[str, object]) -> dict[str, object]:
-    """A copy of librdkafka settings with secret values replaced by '***'."""
-    return {k: ("***" if is_secret_key(k) else v) for k, v in values.items()}
-
-
-def scrub(text: str, secrets: list[str]) -> str:
-    """Replace every secret value in a text (e.g. a librdkafka error) by '***'."""
-    for secret in sorted(secrets, key=len, reverse=True):
-        if secret:
-            text = text.replace(secret, "***")
-    return text

@@ -1,13 +1,23 @@
-"""Liveness, readiness and status over HTTP (``/healthz``, ``/readyz``, ``/status``)."""
+"""Liveness, readiness and status over HTTP (``/healthz``, ``/readyz``, ``/status``).
+
+Bounded against slow or idle clients (``httpbound.py``): a read timeout per request and a
+cap on connection threads, the oldest half-sent request evicted when the cap is reached.
+"""
 
 from __future__ import annotations
 
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from stream_validator.codec import encode_json
+from stream_validator.httpbound import (
+    MAX_CONNECTIONS,
+    READ_TIMEOUT_S,
+    BoundedHandler,
+    BoundedHTTPServer,
+)
 from stream_validator.runtime import ServiceState
 
 LIVENESS_PATH = "/healthz"
@@ -19,13 +29,19 @@ class HealthServer:
     """A small HTTP server in a daemon thread; ``port`` is the bound port (0 picks one)."""
 
     def __init__(
-        self, state: ServiceState, *, host: str, port: int, liveness_timeout_s: float
+        self,
+        state: ServiceState,
+        *,
+        host: str,
+        port: int,
+        liveness_timeout_s: float,
+        max_connections: int = MAX_CONNECTIONS,
+        read_timeout_s: float = READ_TIMEOUT_S,
     ) -> None:
         self.state = state
         self.liveness_timeout_s = liveness_timeout_s
-        handler = _handler_for(self)
-        self._server = ThreadingHTTPServer((host, port), handler)
-        self._server.daemon_threads = True
+        handler = _handler_for(self, read_timeout_s)
+        self._server = BoundedHTTPServer((host, port), handler, max_connections=max_connections)
         self.host, self.port = host, int(self._server.server_address[1])
         self._thread = threading.Thread(
             target=self._server.serve_forever, name="health", daemon=True
@@ -40,6 +56,16 @@ class HealthServer:
         """Stop serving and release the port."""
         self._server.shutdown()
         self._server.server_close()
+
+    @property
+    def peak_connections(self) -> int:
+        """The most connections (each holding a thread) ever open at once."""
+        return self._server.peak_connections
+
+    @property
+    def evicted(self) -> int:
+        """Connections closed before they finished sending a request, to make room."""
+        return self._server.evicted
 
     def live(self) -> bool:
         """True while the loop has run recently."""
@@ -63,8 +89,10 @@ class HealthServer:
         }
 
 
-def _handler_for(server: HealthServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
+def _handler_for(server: HealthServer, read_timeout_s: float) -> type[BaseHTTPRequestHandler]:
+    class Handler(BoundedHandler):
+        timeout = read_timeout_s
+
         def do_GET(self) -> None:
             path = self.path.split("?", 1)[0]
             if path == LIVENESS_PATH:
@@ -88,8 +116,5 @@ def _handler_for(server: HealthServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return  # probes every few seconds would flood the log
 
     return Handler

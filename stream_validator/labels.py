@@ -1,11 +1,16 @@
 """Label values for the metrics: checks for configured values, a budget for payload-derived ones.
 
 Pure (no prometheus_client): ``metrics.py`` applies these before anything is recorded.
+``bounded_names``/``bounded_counts`` apply the same idea to batch events, logs and
+/status: at most ``MAX_EVENT_NAMES`` payload-derived names, each at most
+``MAX_FIELD_CHARS`` printable characters, plus the number left out.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from typing import TypeGuard
 
 RECORD_LABEL = "_record"
@@ -13,6 +18,7 @@ OVERFLOW_LABEL = "__overflow__"
 RESERVED_LABELS = frozenset({RECORD_LABEL, OVERFLOW_LABEL})
 MAX_FIELD_CHARS = 128
 MAX_CONFIG_CHARS = 249  # Kafka's limit on topic names; plenty for routes and contracts
+MAX_EVENT_NAMES = 50
 
 
 class LabelBudget:
@@ -77,3 +83,28 @@ def choice(what: str, value: str, allowed: frozenset[str]) -> str:
     if value not in allowed:
         raise ValueError(f"{what} must be one of {sorted(allowed)}, got {value!r}")
     return value
+
+
+def short_name(name: str) -> str:
+    """A payload-derived name cut to ``MAX_FIELD_CHARS`` printable characters."""
+    if len(name) > MAX_FIELD_CHARS:
+        name = name[: MAX_FIELD_CHARS - 3] + "..."
+    return name if name.isprintable() else "".join(c if c.isprintable() else "?" for c in name)
+
+
+def bounded_names(names: Iterable[str], cap: int = MAX_EVENT_NAMES) -> tuple[list[str], int]:
+    """The first ``cap`` names in sorted order (shortened) and how many others were left out."""
+    ordered = sorted(set(names))
+    kept = sorted({short_name(n) for n in ordered[:cap]})
+    return kept, len(ordered) - min(len(ordered), cap)
+
+
+def bounded_counts(
+    counts: Mapping[str, int], cap: int = MAX_EVENT_NAMES
+) -> tuple[dict[str, int], int]:
+    """The ``cap`` names with the highest counts (shortened) and how many names were left out."""
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    kept: Counter[str] = Counter()
+    for name, n in ranked[:cap]:
+        kept[short_name(name)] += n
+    return dict(kept), len(ranked) - min(len(ranked), cap)

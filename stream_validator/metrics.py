@@ -23,11 +23,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
-from wsgiref.simple_server import WSGIServer
+from wsgiref.simple_server import WSGIRequestHandler
 
 import prometheus_client
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from stream_validator.httpbound import MAX_CONNECTIONS, BoundedHandler, BoundedWSGIServer
 from stream_validator.labels import (
     OVERFLOW_LABEL,
     RECORD_LABEL,
@@ -73,7 +74,7 @@ _NOT_FETCHING = frozenset({"none", "stopping", "stopped"})
 class MetricsServer(NamedTuple):
     """The /metrics HTTP server and its thread; unpacks as ``(server, thread)``."""
 
-    server: WSGIServer
+    server: BoundedWSGIServer
     thread: threading.Thread
 
     @property
@@ -89,11 +90,22 @@ class MetricsServer(NamedTuple):
 
 
 def start_http_server(
-    registry: CollectorRegistry, host: str = "127.0.0.1", port: int = 9464
+    registry: CollectorRegistry,
+    host: str = "127.0.0.1",
+    port: int = 9464,
+    *,
+    max_connections: int = MAX_CONNECTIONS,
 ) -> MetricsServer:
-    """Serve ``registry`` at http://host:port/metrics from a daemon thread."""
-    server, thread = prometheus_client.start_http_server(port, addr=host, registry=registry)
+    """Serve ``registry`` at http://host:port/metrics, bounded like the health server."""
+    server = BoundedWSGIServer((host, port), _MetricsHandler, max_connections=max_connections)
+    server.set_app(prometheus_client.make_wsgi_app(registry))
+    thread = threading.Thread(target=server.serve_forever, name="metrics", daemon=True)
+    thread.start()
     return MetricsServer(server, thread)
+
+
+class _MetricsHandler(BoundedHandler, WSGIRequestHandler):
+    """wsgiref's handler with the per-read timeout (prometheus_client's has none)."""
 
 
 def render_metrics(registry: CollectorRegistry) -> str:

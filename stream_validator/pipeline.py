@@ -14,6 +14,7 @@ from typing import Any, Literal
 from stream_validator.config import RouteConfig
 from stream_validator.dlq import EnvelopeContext, Headers, SourceRecord, build_dlq_record
 from stream_validator.dlq.records import replayed_count
+from stream_validator.labels import bounded_counts, bounded_names
 from stream_validator.verify import (
     DataSchemaContractVerifier,
     SchemaContractValidationReport,
@@ -59,8 +60,12 @@ class BatchPlan:
         return len(self.outputs) - self.clean_count
 
     def event(self) -> dict[str, Any]:
-        """The structured batch event (no payload values)."""
+        """The structured batch event: no payload values, payload-derived names bounded."""
         report = self.report
+        # Field names come from payloads (unknown keys): capped in number and length, so
+        # 90,000 unique keys cannot make a huge log line or fill /status.
+        by_field, fields_left_out = bounded_counts(report.counts_by_field())
+        unknown, unknown_left_out = bounded_names(report.observed_unknown_fields)
         return {
             "event": "batch",
             "route": self.route,
@@ -73,11 +78,13 @@ class BatchPlan:
             "dlq_out": self.dlq_count,
             "truncated_envelopes": sum(1 for out in self.outputs if out.truncated),
             "violations_by_kind": report.counts_by_kind(),
-            "violations_by_field": report.counts_by_field(),
+            "violations_by_field": by_field,
+            "violations_by_field_left_out": fields_left_out,
             "null_rates": report.null_rates,
             "null_breach_fields": report.null_breach_fields,
             "null_ceiling_action": self.null_ceiling_action,
-            "unknown_fields": sorted(report.observed_unknown_fields),
+            "unknown_fields": unknown,
+            "unknown_fields_left_out": unknown_left_out,
             "is_batch_valid": report.is_batch_valid,
         }
 

@@ -14,6 +14,13 @@ from stream_validator.contracts.model import (
 )
 from stream_validator.errors import ContractError
 
+MAX_NAME_CHARS = 100
+
+
+def _preview(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
 
 def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
@@ -62,10 +69,15 @@ def contract_problems(contract: object) -> list[str]:
     if not isinstance(contract, SchemaContract):
         return [f"expected a SchemaContract, got {type(contract).__name__}"]
     problems: list[str] = []
-    if not isinstance(contract.name, str) or not contract.name:
-        problems.append(f"contract name must be a non-empty string, got {contract.name!r}")
-    if not isinstance(contract.version, str) or not contract.version:
-        problems.append(f"contract version must be a non-empty string, got {contract.version!r}")
+    # Name and version become metric labels, log fields and DLQ envelope fields.
+    for what, value in (("name", contract.name), ("version", contract.version)):
+        if not isinstance(value, str) or not 0 < len(value) <= MAX_NAME_CHARS:
+            problems.append(
+                f"contract {what} must be a string of 1-{MAX_NAME_CHARS} characters,"
+                f" got {_preview(value)}"
+            )
+        elif not value.isprintable():
+            problems.append(f"contract {what} must be printable, got {_preview(value)}")
     fields: Iterable[object] = contract.fields if isinstance(contract.fields, tuple) else ()
     if not fields:
         problems.append("contract declares no fields")

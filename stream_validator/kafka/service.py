@@ -197,10 +197,7 @@ class StreamService:
         assert self._consumer is not None
         topics: list[str] = []
         for route in self.config.routes:
-            topics.extend(route.source_topics)
-            if route.source_pattern is not None:
-                pattern = route.source_pattern
-                topics.append(pattern if pattern.startswith("^") else "^" + pattern)
+            topics.extend(route.subscription())  # full-match, the rule routing uses
         self._consumer.subscribe(
             sorted(set(topics)),
             on_assign=self._callbacks.on_assign,

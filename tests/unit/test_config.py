@@ -169,6 +169,14 @@ def test_duplicate_route_names(tmp_path: Path) -> None:
         "ssl.key.pem",
         "sasl.jaas.config",
         "SASL_PASSWORD",
+        "sasl.oauthbearer.config",
+        "sasl.oauthbearer.extensions",
+        "ssl.keystore.password",
+        "ssl.certificate.pem",
+        "sasl.oauthbearer.token.endpoint.url.token",
+        "my.plugin.password",
+        "vendor.secret",
+        "refresh_token_file",
     ],
 )
 def test_secret_keys(key: str) -> None:
@@ -239,3 +247,27 @@ def test_transactional_id_turns_on_exactly_once(tmp_path: Path) -> None:
     assert config.kafka.transactional_id == "validator-0"
     assert producer_settings(config)["transactional.id"] == "validator-0"
     assert "transactional.id" not in producer_settings(load(tmp_path, minimal()))
+
+
+def test_duplicate_keys_in_the_config_are_refused(tmp_path: Path) -> None:
+    """A key written twice in one mapping is an error naming the key and both lines."""
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        "kafka:\n  bootstrap_servers: a:9092\n  group_id: g\n  bootstrap_servers: b:9092\n"
+        + yaml.safe_dump({"routes": minimal()["routes"]})
+    )
+    with pytest.raises(
+        ConfigError, match=r"duplicate key 'bootstrap_servers' at line 4 \(first at line 2\)"
+    ):
+        load_config(path, {})
+
+
+def test_yaml_error_on_the_password_line_shows_position_not_text(tmp_path: Path) -> None:
+    """A syntax error gives line and column, never the source line (it may hold a password)."""
+    path = tmp_path / "c.yaml"
+    path.write_text('kafka:\n  settings:\n    sasl.password: hun"ter2: x\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(path, {})
+    message = str(info.value)
+    assert "not valid YAML at line 3, column" in message and "hun" not in message
+    assert info.value.__cause__ is None and info.value.__suppress_context__

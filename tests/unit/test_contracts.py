@@ -18,6 +18,7 @@ from stream_validator import (
 
 REPO = Path(__file__).resolve().parents[2]
 CONTRACTS = sorted((REPO / "config" / "contracts").glob("*.yaml"))
+TICK_YAML = REPO / "config" / "contracts" / "tick.yaml"
 
 
 def verifier_for(fields: list[FieldSpec], **options: object) -> DataSchemaContractVerifier:
@@ -181,3 +182,56 @@ def test_loader_missing_file(tmp_path: Path) -> None:
     """A missing file is a ContractFileError, which is also a ValueError."""
     with pytest.raises(ValueError, match="cannot read file"):
         load_contract(tmp_path / "absent.yaml")
+
+
+def test_duplicate_key_in_a_contract_file_is_refused(tmp_path: Path) -> None:
+    """A second min_value (a weakened bound) is an error naming the key and both lines."""
+    text = TICK_YAML.read_text().replace(
+        "    min_value: 1.0e-9\n    max_value: 10000000.0\n  - name: size",
+        "    min_value: 1.0e-9\n    max_value: 10000000.0\n    min_value: -1000.0\n  - name: size",
+        1,
+    )
+    line = text.splitlines().index("    min_value: -1000.0") + 1
+    with pytest.raises(ContractFileError) as info:
+        load_contract(write(tmp_path, text))
+    assert f"duplicate key 'min_value' at line {line} (first at line {line - 2})" in str(info.value)
+
+
+def test_contract_file_error_lists_every_problem(tmp_path: Path) -> None:
+    """All problems of one file are reported together, not only the first."""
+    text = (
+        "name: x\ncolour: red\nname: y\n"
+        "fields: [{name: a, type: decimal}, {name: b, type: int, nullable: maybe}]\n"
+    )
+    with pytest.raises(ContractFileError) as info:
+        load_contract(write(tmp_path, text))
+    message = str(info.value)
+    for needle in (
+        "duplicate key 'name' at line 3",
+        "contract: unknown key(s) colour",
+        "fields[0] (a): 'type' must be one of",
+        "fields[1] (b): nullable must be true or false",
+    ):
+        assert needle in message
+
+
+def test_contract_syntax_error_gives_position_not_source(tmp_path: Path) -> None:
+    """A YAML syntax error names line and column but never echoes the file's text."""
+    path = write(tmp_path, "name: x\ndescription: *s3cr3t-ish\nfields: []\n")
+    with pytest.raises(ContractFileError) as info:
+        load_contract(path)
+    assert "line 2, column 14" in str(info.value) and "s3cr3t" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "version", "needle"),
+    [
+        ("tick\n", "1", "contract name must be printable"),
+        ("x" * 101, "1", "contract name must be a string of 1-100 characters"),
+        ("tick", "v\x00", "contract version must be printable"),
+    ],
+)
+def test_contract_name_and_version_fit_labels(name: str, version: str, needle: str) -> None:
+    """A name or version that cannot be a metric label is refused at setup, not at runtime."""
+    with pytest.raises(ValueError, match=needle):
+        DataSchemaContractVerifier(SchemaContract(name, [FieldSpec("a", int)], version=version))

@@ -496,7 +496,7 @@ def test_image_is_multi_stage_slim_and_pinned() -> None:
 
 
 def test_image_runs_the_service_unprivileged_with_a_liveness_healthcheck() -> None:
-    """Non-root USER, the run entrypoint, exposed ports, 0.0.0.0 hosts, /healthz healthcheck."""
+    """Non-root USER, the run entrypoint, exposed ports, loopback hosts, /healthz healthcheck."""
     _, stages = dockerfile_stages()
     final = stages[-1]
     user = final.args("USER")[-1].split(":")[0]
@@ -506,7 +506,7 @@ def test_image_runs_the_service_unprivileged_with_a_liveness_healthcheck() -> No
     repo = yaml.safe_load((ROOT / "config" / "service.yaml").read_text(encoding="utf-8"))
     ports = {repo["service"]["health_port"], repo["metrics"]["port"]}
     assert {int(p) for p in " ".join(final.args("EXPOSE")).split()} == ports
-    assert image_env() == {"SV_SERVICE__HEALTH_HOST": "0.0.0.0", "SV_METRICS__HOST": "0.0.0.0"}
+    assert image_env() == {}  # endpoints bind loopback unless the deployment configures a host
     (healthcheck,) = final.args("HEALTHCHECK")
     assert LIVENESS_PATH in healthcheck and str(repo["service"]["health_port"]) in healthcheck
     labels = " ".join(final.args("LABEL"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -10,8 +11,12 @@ from collections.abc import Iterator
 
 import pytest
 
+from stream_validator.codec import encode_json
 from stream_validator.health import HealthServer
 from stream_validator.runtime import ServiceState
+
+from .flood_helpers import flood_plan
+from .http_helpers import half_sent
 
 
 @pytest.fixture
@@ -60,3 +65,52 @@ def test_status_and_unknown_path(served: tuple[HealthServer, ServiceState]) -> N
         and body["recent_batches"] == [{"event": "batch", "records": 10}]
     )
     assert get(server, "/nope")[0] == 404
+
+
+def test_status_stays_small_with_90000_unique_keys(
+    served: tuple[HealthServer, ServiceState],
+) -> None:
+    """Batch events of a 90,000-unique-key batch keep /status and the kept events small."""
+    server, state = served
+    event = flood_plan().event()
+    for _ in range(state.max_events + 5):
+        state.remember(event)
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.port}/status", timeout=5) as reply:
+        body = reply.read()
+    assert len(body) < 100_000
+    assert sum(len(encode_json(e)) for e in state.recent_events) < 400_000
+
+
+def health_threads() -> int:
+    return sum(1 for t in threading.enumerate() if "process_request_thread" in t.name)
+
+
+def test_half_sent_requests_do_not_grow_threads_past_the_cap() -> None:
+    """100 half-sent requests hold at most the cap of threads, and a probe still answers."""
+    server = HealthServer(
+        ServiceState(), host="127.0.0.1", port=0, liveness_timeout_s=60, max_connections=8
+    ).start()
+    stalled = [half_sent(server.port) for _ in range(100)]
+    try:
+        assert get(server, "/healthz") == (200, {"live": True})
+        assert server.peak_connections <= 8
+        assert server.evicted >= 100 - 8
+        assert health_threads() < 20  # the cap, plus evicted threads still unwinding
+    finally:
+        for conn in stalled:
+            conn.close()
+        server.close()
+
+
+def test_an_idle_connection_is_closed_after_the_read_timeout() -> None:
+    """A request that stops half way is dropped after read_timeout_s (the server closes it)."""
+    server = HealthServer(
+        ServiceState(), host="127.0.0.1", port=0, liveness_timeout_s=60, read_timeout_s=0.2
+    ).start()
+    try:
+        with half_sent(server.port) as conn:
+            assert (
+                conn.recv(1024) == b""
+            )  # EOF from the server, well before the 30 s client timeout
+    finally:
+        server.close()

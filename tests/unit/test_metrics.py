@@ -26,6 +26,7 @@ from stream_validator.metrics import (
 )
 
 from .conftest import tick_contract
+from .http_helpers import half_sent
 
 NOW = 1_700_000_000.0
 
@@ -602,3 +603,18 @@ def test_http_server_serves_registry_and_closes(
         server.close()
     assert "stream_validator_ready 1.0" in body
     assert not server.thread.is_alive()
+
+
+def test_metrics_server_bounds_half_sent_requests(registry: CollectorRegistry) -> None:
+    """100 half-sent requests hold at most the cap of connections; a scrape still answers."""
+    server = start_http_server(registry, port=0, max_connections=4)
+    stalled = [half_sent(server.port) for _ in range(100)]
+    try:
+        url = f"http://127.0.0.1:{server.port}/metrics"
+        with urllib.request.urlopen(url, timeout=5) as response:
+            assert response.status == 200
+        assert server.server.peak_connections <= 4
+    finally:
+        for conn in stalled:
+            conn.close()
+        server.close()

@@ -56,6 +56,17 @@ def test_check_contract_bad(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert str(bad) in err and "min_value" in err
 
 
+def test_check_contract_reports_every_problem_of_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """check-contract lists a duplicate key and every other problem of the file, not the first."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(TICK.read_text() + "max_allowed_null_pct: 50\ncolour: red\n")
+    assert main(["check-contract", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert "duplicate key 'max_allowed_null_pct'" in err and "unknown key(s) colour" in err
+
+
 def test_validate_writes_valid_and_dlq(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Valid lines go out unchanged, DLQ entries carry line, violations and the raw line."""
     source = tmp_path / "in.jsonl"

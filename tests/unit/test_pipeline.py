@@ -10,6 +10,8 @@ from stream_validator.contracts import load_contract
 from stream_validator.dlq import SourceRecord
 from stream_validator.pipeline import RouteProcessor
 
+from .flood_helpers import flood_plan
+
 TICK = Path(__file__).resolve().parents[2] / "config" / "contracts" / "tick.yaml"
 
 
@@ -130,3 +132,21 @@ def test_bad_replay_count_header_counts_as_zero() -> None:
         record = SourceRecord("src", 0, 5, b"k", b"junk", [("sv.replay.count", value)], 1000)
         (output,) = processor().plan([record], validated_at="t").outputs
         assert json.loads(output.value or b"")["replay_count"] == 0
+
+
+def test_batch_event_bounds_payload_derived_names() -> None:
+    """90,000 unique keys give at most 50 names (<= 128 chars) per list, plus the count left out."""
+    event = flood_plan().event()
+    assert len(event["unknown_fields"]) == 50 and event["unknown_fields_left_out"] == 89_950
+    assert len(event["violations_by_field"]) == 50
+    assert event["violations_by_field_left_out"] == 89_950
+    names = [*event["unknown_fields"], *event["violations_by_field"]]
+    assert max(len(name) for name in names) <= 128
+    assert len(json.dumps(event)) < 20_000
+
+
+def test_batch_event_cuts_long_and_unprintable_names() -> None:
+    """A 300-character or unprintable payload key appears cut to 128 printable characters."""
+    long_key, odd_key = "x" * 300, "a\nb\x00c"
+    plan = processor().plan(source([tick(0, **{long_key: 1, odd_key: 2})]), validated_at="t")
+    assert plan.event()["unknown_fields"] == ["a?b?c", "x" * 125 + "..."]
