@@ -22,6 +22,10 @@ class ViolationKind(StrEnum):
     UNKNOWN_FIELD = "unknown_field"
     UNDECODABLE = "undecodable"
     OVERSIZED = "oversized"
+    #: The same key appears twice in one JSON object: parsers disagree on which wins.
+    DUPLICATE_KEY = "duplicate_key"
+    #: Checking the record raised unexpectedly; the record is quarantined, not the batch.
+    VALIDATOR_ERROR = "validator_error"
     #: Set by the streaming service when a route quarantines a whole batch on a
     #: null-ceiling breach; the verifier itself never emits it.
     NULL_CEILING_BREACH = "null_ceiling_breach"

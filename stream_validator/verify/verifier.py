@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import logging
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
@@ -11,14 +12,18 @@ from typing import Any
 from stream_validator.codec import JSONDecodeError, loads_raw
 from stream_validator.contracts.check import check_contract
 from stream_validator.contracts.model import SchemaContract
+from stream_validator.verify.dupkeys import duplicate_keys, no_duplicates_possible
 from stream_validator.verify.fastpath import FAIL, compile_fast_check
+from stream_validator.verify.render import show, show_name, type_label
 from stream_validator.verify.report import (
     QuarantinedRecord,
     SchemaContractValidationReport,
     Violation,
     ViolationKind,
 )
-from stream_validator.verify.rules import RecordInspector, show
+from stream_validator.verify.rules import RecordInspector
+
+_log = logging.getLogger(__name__)
 
 DEFAULT_MAX_PAYLOAD_BYTES = 1_048_576
 
@@ -30,7 +35,13 @@ class DataSchemaContractVerifier:
     Bad records never raise: they are quarantined with every violation listed.
     """
 
-    __slots__ = ("_ceiling", "_fast_check", "_inspector", "contract", "max_payload_bytes")
+    __slots__ = (
+        "_ceiling",
+        "_fast_check",
+        "_inspector",
+        "contract",
+        "max_payload_bytes",
+    )
 
     def __init__(
         self, contract: SchemaContract, max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES
@@ -79,6 +90,7 @@ class BatchAccumulator:
     """Validates records one at a time and builds the batch report at the end."""
 
     __slots__ = (
+        "_error_logged",
         "_fast_check",
         "_inspector",
         "_keep",
@@ -108,6 +120,7 @@ class BatchAccumulator:
         self._null_counts = [0] * len(self._inspector.nullable_names)
         self._unknown: set[str] = set()
         self._violation_counts: Counter[tuple[str | None, str]] = Counter()
+        self._error_logged = False
 
     def add_record(self, record: object) -> QuarantinedRecord | None:
         """Validate one decoded record; return its QuarantinedRecord, or None when valid."""
@@ -120,14 +133,17 @@ class BatchAccumulator:
             if clean is not FAIL:
                 return self._accept(index, record, clean)
             violations, nulls, unknown = self._inspector.inspect(record)
-        except Exception as exc:  # a broken Mapping implementation must not abort the batch
+            return self._settle(index, record, _snapshot, violations, nulls, unknown)
+        except Exception as exc:  # one record never aborts the batch
+            if type(record) is dict:
+                return self._validator_error(index, _snapshot(record), exc)
+            # A Mapping implementation whose lookups raise.
             violation = Violation(
                 None,
                 ViolationKind.NOT_A_MAPPING,
-                f"mapping could not be read: {type(exc).__name__}: {exc}",
+                f"mapping could not be read: {type_label(exc)}",
             )
             return self._quarantine(index, _snapshot(record), [violation])
-        return self._settle(index, record, _snapshot, violations, nulls, unknown)
 
     def add_payload(
         self, payload: bytes | bytearray | memoryview | None
@@ -171,24 +187,48 @@ class BatchAccumulator:
                     )
                 ],
             )
+        if type(payload) is not bytes:
+            payload = bytes(payload)
+        try:
+            return self._check_payload(index, payload)
+        except Exception as exc:  # defence in depth: one record never aborts the batch
+            return self._validator_error(index, payload, exc)
+
+    def _check_payload(self, index: int, payload: bytes) -> QuarantinedRecord | None:
         try:
             record = loads_raw(payload)
         except JSONDecodeError as exc:
             return self._quarantine(
                 index,
-                bytes(payload),
+                payload,
                 [Violation(None, ViolationKind.UNDECODABLE, f"payload is not valid JSON: {exc}")],
             )
         if type(record) is not dict:
-            return self._quarantine(index, bytes(payload), [_not_a_mapping(record)])
+            return self._quarantine(index, payload, [_not_a_mapping(record)])
         clean = self._fast_check(record)
-        if clean is not FAIL:
+        if clean is not FAIL and (
+            no_duplicates_possible(payload, len(record)) or not duplicate_keys(payload)
+        ):
             return self._accept(index, record, clean)
         violations, nulls, unknown = self._inspector.inspect(record)
         if violations is not None:
-            raw = bytes(payload)
-            violations = self._inspector.explain_overflow(record, raw, violations)
-        return self._settle(index, record, lambda _: bytes(payload), violations, nulls, unknown)
+            violations = self._inspector.explain_overflow(record, payload, violations)
+        duplicates = _duplicates(payload, record)
+        if duplicates:
+            violations = [_duplicate_key(key) for key in duplicates] + (violations or [])
+        return self._settle(index, record, lambda _: payload, violations, nulls, unknown)
+
+    def _validator_error(self, index: int, raw: Any, exc: Exception) -> QuarantinedRecord:
+        if not self._error_logged:
+            self._error_logged = True
+            _log.error(
+                "validator error on record %d of a batch (quarantined as validator_error;"
+                " logged once per batch)",
+                index,
+                exc_info=exc,
+            )
+        violation = Violation(None, ViolationKind.VALIDATOR_ERROR, type_label(exc))
+        return self._quarantine(index, raw, [violation])
 
     def _settle(
         self,
@@ -263,9 +303,24 @@ class BatchAccumulator:
 
 
 def _not_a_mapping(value: object) -> Violation:
-    got = "null" if value is None else f"{type(value).__name__} {show(value)}"
+    got = "null" if value is None else f"{type_label(value)} {show(value)}"
     return Violation(
         None, ViolationKind.NOT_A_MAPPING, f"payload is not a JSON object (mapping): got {got}"
+    )
+
+
+def _duplicates(payload: bytes, record: dict[Any, Any]) -> list[str]:
+    if no_duplicates_possible(payload, len(record)):
+        return []
+    return duplicate_keys(payload)
+
+
+def _duplicate_key(key: str) -> Violation:
+    return Violation(
+        key,
+        ViolationKind.DUPLICATE_KEY,
+        f"key {show_name(key)} appears more than once in the object"
+        " (parsers disagree on which value wins)",
     )
 
 

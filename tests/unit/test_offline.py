@@ -160,3 +160,21 @@ def test_missing_input_or_bad_contract_exit_two(
     assert main(["validate", "--contract", str(bad), "-"]) == 2
     err = capsys.readouterr().err
     assert "absent.jsonl" in err and "bad.yaml" in err
+
+
+def test_validate_quarantines_hostile_lines(tmp_path: Path) -> None:
+    """Nesting at the decoder limit and duplicate keys become DLQ lines; the run completes."""
+    deep = b"[" * 1000 + b"]" * 1000
+    duplicate = json.dumps(tick(2)).replace('"price": 190.5', '"price": -1, "price": 190.5')
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(jsonl(deep, tick(1, price=[[[]]]), duplicate.encode(), tick(3)))
+    dlq = tmp_path / "dlq.jsonl"
+    status = main(["validate", "--contract", str(TICK), str(source), "--dlq-out", str(dlq)])
+    assert status == 1
+    entries = [json.loads(line) for line in dlq.read_bytes().splitlines()]
+    assert [(e["line"], [v["kind"] for v in e["violations"]]) for e in entries] == [
+        (1, ["not_a_mapping"]),
+        (2, ["type_mismatch"]),
+        (3, ["duplicate_key"]),
+    ]
+    assert entries[2]["violations"][0]["field"] == "price"
