@@ -191,7 +191,8 @@ class BatchAccumulator:
             )
         if type(record) is not dict:
             return self._quarantine(index, payload, [_not_a_mapping(record)])
-        clean = self._fast_check(record)
+        # Records the native fast path declined are nearly all bad: go straight to the rules.
+        clean = FAIL if self._native is not None else self._fast_check(record)
         if clean is not FAIL and (
             no_duplicates_possible(payload, len(record)) or not duplicate_keys(payload)
         ):

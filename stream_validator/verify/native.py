@@ -165,44 +165,54 @@ class NativeCheck:
     def screen(self, part: Sequence[object], nulls: list[int]) -> list[int]:
         """Positions in ``part`` the fast path declines, ascending; nulls of the rest added."""
         declined: list[int] = []
-        self._segment(part, 0, len(part), nulls, declined)
+        n = len(part)
+        if n == 0:
+            return declined
+        if set(map(type, part)) != {bytes}:
+            self._each(part, 0, n, nulls, declined)  # tombstones, non-bytes
+            return declined
+        payloads: list[bytes] = list(part)  # type: ignore[arg-type]
+        if max(map(len, payloads)) > self.max_payload_bytes:
+            self._each(payloads, 0, n, nulls, declined)  # oversized
+            return declined
+        # Windows shrink after a failure and grow after a success, so a failure wastes
+        # (re-decodes) a short prefix where bad records are dense and clean runs go fast.
+        lo, window = 0, self.chunk
+        while lo < n:
+            hi = min(n, lo + window)
+            failed = self._window(payloads, lo, hi, nulls, declined)
+            if failed is None:
+                lo, window = hi, min(window * 2, self.chunk)
+                continue
+            if failed > lo and self._window(payloads, lo, failed, nulls, declined) is not None:
+                self._each(payloads, lo, failed, nulls, declined)
+            declined.append(failed)  # almost surely bad: the rules will say
+            lo, window = failed + 1, max(window // 2, 32)
         return declined
 
-    def _segment(
-        self, part: Sequence[object], lo: int, hi: int, nulls: list[int], declined: list[int]
-    ) -> None:
-        while lo < hi:
-            rows = part[lo:hi]
-            if set(map(type, rows)) != {bytes}:
-                return self._each(part, lo, hi, nulls, declined)
-            payloads: list[bytes] = list(rows)  # type: ignore[arg-type]
-            # The framing bytes go onto the first and last payload only (one big copy).
-            framed = _FRAME_SEP.join(
-                [_FRAME_OPEN + payloads[0], *payloads[1:-1], payloads[-1] + _FRAME_CLOSE]
-                if len(payloads) > 1
-                else [_FRAME_OPEN + payloads[0] + _FRAME_CLOSE]
-            )
-            if len(framed) > self.max_payload_bytes and (
-                max(map(len, payloads)) > self.max_payload_bytes
-            ):
-                return self._each(part, lo, hi, nulls, declined)
-            try:
-                decoded = self._decode_rows(framed)
-            except NativeDecodeError as exc:
-                failed = _failed_at(str(exc), payloads)
-                if failed is None:
-                    return self._each(part, lo, hi, nulls, declined)
-                # Everything before the failure decoded; decode it again on its own so
-                # the framing proof covers exactly those payloads.
-                self._segment(part, lo, lo + failed, nulls, declined)
-                declined.append(lo + failed)  # almost surely bad: the rules will say
-                lo += failed + 1
-                continue
-            if len(decoded) != len(payloads):
-                return self._each(part, lo, hi, nulls, declined)
-            structs = list(map(_first, decoded))
-            self._settle(framed, payloads, structs, lo, nulls, declined)
+    def _window(
+        self, payloads: list[bytes], lo: int, hi: int, nulls: list[int], declined: list[int]
+    ) -> int | None:
+        """Decode payloads[lo:hi] at once; None when settled, else where to split."""
+        rows = payloads[lo:hi]
+        # The framing bytes go onto the first and last payload only (one big copy).
+        framed = _FRAME_SEP.join(
+            [_FRAME_OPEN + rows[0], *rows[1:-1], rows[-1] + _FRAME_CLOSE]
+            if len(rows) > 1
+            else [_FRAME_OPEN + rows[0] + _FRAME_CLOSE]
+        )
+        try:
+            decoded = self._decode_rows(framed)
+        except NativeDecodeError as exc:
+            failed = _failed_at(str(exc), rows)
+            if failed is None:
+                self._each(payloads, lo, hi, nulls, declined)
+                return None
+            return lo + failed
+        if len(decoded) != len(rows):
+            self._each(payloads, lo, hi, nulls, declined)
             return None
+        self._settle(framed, rows, list(map(_first, decoded)), lo, nulls, declined)
         return None
 
     def _settle(
