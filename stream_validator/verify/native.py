@@ -20,7 +20,7 @@ Where msgspec and the rules could differ, the fast path is kept stricter:
 * ints must fit in 64 signed bits (orjson widens longer literals to floats, which the
   rules report as ``undecodable``); the int branch of a float field uses the integer
   ceiling/floor of the bounds, so an int is compared exactly, as the rules do.
-* datetime fields are decoded as strings and parsed with ``msgspec.convert``, which
+* datetime fields are decoded as strings, then parsed by msgspec's datetime decoder, which
   accepts a subset of ``datetime.fromisoformat`` except for a lowercase ``z`` offset;
   strings holding a ``z`` (or failing) are parsed by ``fromisoformat`` itself.
 * duplicate keys: n payloads of N members have at least n * N - 1 commas in the framed
@@ -42,6 +42,7 @@ from typing import Annotated, Any, Final
 import msgspec
 
 from stream_validator.codec import NativeDecodeError, typed_decoder
+from stream_validator.codec import encode_json as _encode_json
 from stream_validator.contracts.model import FieldSpec, SchemaContract
 from stream_validator.verify.dupkeys import duplicate_keys
 
@@ -123,6 +124,7 @@ class NativeCheck:
 
     __slots__ = (
         "_datetimes",
+        "_decode_datetimes",
         "_decode_one",
         "_decode_rows",
         "_fields",
@@ -156,6 +158,7 @@ class NativeCheck:
         self._nullables: tuple[tuple[int, Callable[[Any], Any]], ...] = tuple(
             (slot, attrgetter(n)) for slot, n in enumerate(slots)
         )
+        self._decode_datetimes = typed_decoder(list[datetime | None])
         self._datetimes: tuple[Callable[[Any], Any], ...] = tuple(
             attrgetter(n)
             for n, s in zip(names, contract.fields, strict=True)
@@ -252,9 +255,9 @@ class NativeCheck:
             start = 0
             while start < len(values):
                 try:
-                    msgspec.convert(values[start:], list[datetime | None])
+                    self._decode_datetimes(_encode_json(values[start:]))
                     break
-                except msgspec.ValidationError as exc:
+                except (NativeDecodeError, TypeError) as exc:  # TypeError: not encodable
                     match = _ELEMENT.search(str(exc))
                     if match is None:  # cannot tell which: ask fromisoformat about each
                         bad.extend(
