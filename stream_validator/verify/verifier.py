@@ -21,6 +21,8 @@ class DataSchemaContractVerifier:
 
     Raises ValueError (ContractError) at construction for a malformed contract.
     Bad records never raise: they are quarantined with every violation listed.
+    Payloads take the native fast path (``native``) unless ``fast_path=False``; the
+    full rules decide every payload it does not accept, so reports are the same.
     """
 
     __slots__ = (
