@@ -113,9 +113,17 @@ class BatchAccumulator:
             part = payloads[start : start + chunk]
             base = self._total
             self._total += len(part)
-            declined: Sequence[int] = (
-                range(len(part)) if native is None else native.screen(part, self._null_counts)
-            )
+            declined: Sequence[int] = range(len(part))
+            if native is not None:
+                nulls = [0] * len(self._null_counts)
+                try:
+                    declined = native.screen(part, nulls)
+                except Exception as exc:  # defence in depth: the full rules take the chunk
+                    self._log_error("fast path", exc)
+                else:
+                    self._null_counts = [
+                        a + b for a, b in zip(self._null_counts, nulls, strict=True)
+                    ]
             done = 0
             for position in declined:
                 if position > done:
@@ -206,15 +214,13 @@ class BatchAccumulator:
         # A valid payload is kept as bytes: valid_records decodes it again on access.
         return self._settle(index, payload, lambda _: payload, violations, nulls, unknown)
 
-    def _validator_error(self, index: int, raw: Any, exc: Exception) -> QuarantinedRecord:
+    def _log_error(self, where: str, exc: Exception) -> None:
         if not self._error_logged:
             self._error_logged = True
-            _log.error(
-                "validator error on record %d of a batch (quarantined as validator_error;"
-                " logged once per batch)",
-                index,
-                exc_info=exc,
-            )
+            _log.error("validator error in the %s (logged once per batch)", where, exc_info=exc)
+
+    def _validator_error(self, index: int, raw: Any, exc: Exception) -> QuarantinedRecord:
+        self._log_error(f"check of record {index} (quarantined as validator_error)", exc)
         violation = Violation(None, ViolationKind.VALIDATOR_ERROR, type_label(exc))
         return self._quarantine(index, raw, [violation])
 

@@ -271,3 +271,21 @@ def test_fast_path_takes_clean_records() -> None:
     nulls = [0, 0, 0, 0, 0]
     assert native.screen([GOOD, GOOD], nulls) == []
     assert nulls == [2, 2, 0, 2, 0]
+
+
+def test_fast_path_error_falls_back_to_the_rules(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """If the fast path raises, the chunk goes to the full rules: same report, one log line."""
+    from stream_validator.verify.native import NativeCheck
+
+    def explode(self: NativeCheck, part: object, nulls: list[int]) -> list[int]:
+        nulls[0] += 99  # partial work must not leak into the report
+        raise RuntimeError("fast path bug")
+
+    fast, full = PAIRS[0]
+    batch = [GOOD, GOOD.replace(b'"seq":1', b'"seq":-1'), GOOD]
+    expected = summary(full.validate_payloads(batch))  # type: ignore[attr-defined]
+    monkeypatch.setattr(NativeCheck, "screen", explode)
+    assert summary(fast.validate_payloads(batch)) == expected  # type: ignore[attr-defined]
+    assert [r.levelname for r in caplog.records] == ["ERROR"]
