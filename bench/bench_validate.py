@@ -1,29 +1,47 @@
-"""Throughput of validate_payloads on generated ticks, next to plain orjson.loads.
+"""Throughput of validate_payloads next to plain decoding and other validators, in one run.
 
-Run: .venv/bin/python bench/bench_validate.py [--records 100000] [--repeat 5]
+Run: taskset -c 1 .venv/bin/python bench/bench_validate.py [--records 100000] [--repeat 5]
+(the references need the bench extra: pip install -e '.[bench]')
 
-Prints records/s of both on the same bytes in the same run, and their ratio
-(how many times slower validation is than decoding alone). Speed targets live
-here, never in unit tests.
+For each variant (the tick contract, the tick contract without its datetime field, and a
+40-field contract, each with 1 % and with 10 % bad records) it prints records/s, best of
+`repeat` runs, and the ratio to `orjson.loads` on the same bytes in the same run:
+
+* orjson.loads: decode to dicts, no checks;
+* msgspec Struct: decode each payload into a Struct generated from the contract (types,
+  bounds via Meta, unknown fields forbidden), stopping at the first error;
+* msgspec batch array: the valid payloads, 500 at a time, decoded as one JSON array;
+* pydantic strict model_validate_json;
+* validate_payloads, and `stream-validator validate`'s file path (validate_jsonl).
+
+Speed targets live here, never in unit tests.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import random
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+from typing import Annotated, Any
 
 import orjson
 
-from stream_validator import DataSchemaContractVerifier, load_contract
+from stream_validator import DataSchemaContractVerifier, FieldSpec, SchemaContract, load_contract
+from stream_validator.offline import validate_jsonl
 
 TICK = Path(__file__).resolve().parents[1] / "config" / "contracts" / "tick.yaml"
+MICRO_BATCH = 500
+
+Record = dict[str, object]
 
 # Ten-plus corruption kinds, each turning a good tick into a bad payload.
-CORRUPTIONS = {
+CORRUPTIONS: dict[str, Callable[[Record], object]] = {
     "missing_field": lambda r: _drop(r, "price"),
     "renamed_field": lambda r: _rename(r, "ask_sz", "ask_volume"),
     "string_price": lambda r: {**r, "price": str(r["price"])},
@@ -35,42 +53,57 @@ CORRUPTIONS = {
     "bad_timestamp": lambda r: {**r, "event_ts": "yesterday"},
     "not_an_object": lambda r: [r["symbol"], r["price"]],
 }
-RAW_CORRUPTIONS = {
+RAW_CORRUPTIONS: dict[str, Callable[[bytes], bytes]] = {
     "nan_literal": lambda b: b.replace(b'"price":', b'"price":NaN,"x":', 1),
     "garbage": lambda b: b"\xff\xfe" + b[:10],
     "truncated": lambda b: b[: len(b) // 2],
 }
 
 
-def _drop(record: dict[str, object], key: str) -> dict[str, object]:
+def _drop(record: Record, key: str) -> Record:
     return {k: v for k, v in record.items() if k != key}
 
 
-def _rename(record: dict[str, object], old: str, new: str) -> dict[str, object]:
+def _rename(record: Record, old: str, new: str) -> Record:
     return {(new if k == old else k): v for k, v in record.items()}
 
 
-def make_payloads(n: int, bad_fraction: float, seed: int = 7) -> tuple[list[bytes], Counter[str]]:
+def tick_record(rng: random.Random, seq: int, symbols: list[str]) -> Record:
+    mid = rng.uniform(10, 500)
+    return {
+        "symbol": rng.choice(symbols),
+        "exchange": "XNAS",
+        "event_ts": f"2026-11-30T14:{seq // 60000 % 60:02d}:{seq // 1000 % 60:02d}"
+        f".{seq % 1000:03d}000+00:00",
+        "seq": seq,
+        "price": round(mid, 4),
+        "size": rng.randint(1, 5000),
+        "bid": round(mid - 0.01, 4),
+        "ask": round(mid + 0.01, 4),
+        "bid_sz": rng.randint(1, 50),
+        "ask_sz": rng.randint(1, 50),
+    }
+
+
+def make_payloads(
+    n: int,
+    bad_fraction: float,
+    seed: int = 7,
+    *,
+    drop: tuple[str, ...] = (),
+) -> tuple[list[bytes], Counter[str]]:
+    """Ticks (without the fields in `drop`), `bad_fraction` of them corrupted."""
     rng = random.Random(seed)
     symbols = [f"SYM{i:03d}" for i in range(500)]
-    kinds = list(CORRUPTIONS) + list(RAW_CORRUPTIONS)
+    kinds = [
+        k for k in list(CORRUPTIONS) + list(RAW_CORRUPTIONS) if k != "bad_timestamp" or not drop
+    ]
     injected: Counter[str] = Counter()
     out: list[bytes] = []
     for seq in range(n):
-        mid = rng.uniform(10, 500)
-        record: dict[str, object] = {
-            "symbol": rng.choice(symbols),
-            "exchange": "XNAS",
-            "event_ts": f"2026-11-30T14:{seq // 60000 % 60:02d}:{seq // 1000 % 60:02d}"
-            f".{seq % 1000:03d}000+00:00",
-            "seq": seq,
-            "price": round(mid, 4),
-            "size": rng.randint(1, 5000),
-            "bid": round(mid - 0.01, 4),
-            "ask": round(mid + 0.01, 4),
-            "bid_sz": rng.randint(1, 50),
-            "ask_sz": rng.randint(1, 50),
-        }
+        record = tick_record(rng, seq, symbols)
+        for name in drop:
+            del record[name]
         if rng.random() < bad_fraction:
             kind = rng.choice(kinds)
             injected[kind] += 1
@@ -83,45 +116,267 @@ def make_payloads(n: int, bad_fraction: float, seed: int = 7) -> tuple[list[byte
     return out, injected
 
 
-def best_rate(fn: Callable[[list[bytes]], object], payloads: list[bytes], repeat: int) -> float:
+def wide_contract() -> SchemaContract:
+    """40 fields: floats and ints with bounds, strings, bools, a few nullable, a datetime."""
+    fields = [FieldSpec("ts", datetime)]
+    for i in range(39):
+        kind = i % 4
+        if kind == 0:
+            fields.append(FieldSpec(f"f{i}", float, min_value=0.0, max_value=1e6))
+        elif kind == 1:
+            fields.append(FieldSpec(f"i{i}", int, min_value=0, is_nullable=i % 8 == 1))
+        elif kind == 2:
+            fields.append(FieldSpec(f"s{i}", str))
+        else:
+            fields.append(FieldSpec(f"b{i}", bool))
+    return SchemaContract("wide", fields, max_allowed_null_pct=5.0)
+
+
+def wide_payloads(n: int, bad_fraction: float, seed: int = 7) -> tuple[list[bytes], Counter[str]]:
+    """Wide records; bad ones get one of the generic corruptions below."""
+    rng = random.Random(seed)
+    contract = wide_contract()
+    injected: Counter[str] = Counter()
+    out: list[bytes] = []
+    for seq in range(n):
+        record: Record = {"ts": f"2026-11-30T14:00:{seq % 60:02d}.{seq % 1000:03d}000+00:00"}
+        for spec in contract.fields[1:]:
+            tp = spec.expected_type
+            record[spec.name] = (
+                round(rng.uniform(0, 1e6), 3)
+                if tp is float
+                else rng.randint(0, 10**6)
+                if tp is int
+                else rng.choice(["alpha", "beta", "gamma"])
+                if tp is str
+                else rng.random() < 0.5
+            )
+        raw = orjson.dumps(record)
+        if rng.random() < bad_fraction:
+            kind = rng.choice(["missing", "type", "bound", "garbage", "truncated", "unknown"])
+            injected[kind] += 1
+            name = rng.choice(contract.fields[1:]).name
+            if kind == "missing":
+                raw = orjson.dumps(_drop(record, name))
+            elif kind == "type":
+                raw = orjson.dumps({**record, name: [1]})
+            elif kind == "bound":
+                raw = orjson.dumps({**record, "f0": -5.0})
+            elif kind == "garbage":
+                raw = b"\xff" + raw[:20]
+            elif kind == "truncated":
+                raw = raw[: len(raw) // 2]
+            else:
+                raw = orjson.dumps({**record, "extra": 1, name: None})
+        out.append(raw)
+    return out, injected
+
+
+# --- references -------------------------------------------------------------------
+
+
+def _bounds(spec: FieldSpec) -> dict[str, Any]:
+    out = {}
+    if spec.min_value is not None:
+        out["ge"] = spec.min_value
+    if spec.max_value is not None:
+        out["le"] = spec.max_value
+    return out
+
+
+def msgspec_decoders(contract: SchemaContract) -> tuple[Callable[[bytes], Any], Callable[..., Any]]:
+    import msgspec
+
+    fields = []
+    for i, spec in enumerate(contract.fields):
+        tp: Any = spec.expected_type
+        bounds = _bounds(spec)
+        if spec.expected_type is int:
+            bounds = {k: int(v) for k, v in bounds.items()}
+        if bounds:
+            tp = Annotated[tp, msgspec.Meta(**bounds)]
+        fields.append((f"f{i}", tp | None if spec.is_nullable else tp))
+    struct = msgspec.defstruct(
+        "Ref",
+        fields,
+        rename={f"f{i}": s.name for i, s in enumerate(contract.fields)},
+        forbid_unknown_fields=True,
+        gc=False,
+    )
+    return msgspec.json.Decoder(struct).decode, msgspec.json.Decoder(list[struct]).decode
+
+
+def pydantic_validator(contract: SchemaContract) -> Callable[[bytes], Any]:
+    from pydantic import ConfigDict, Field, create_model
+
+    fields: dict[str, Any] = {}
+    for i, spec in enumerate(contract.fields):
+        tp: Any = spec.expected_type
+        tp = Annotated[
+            tp | None if spec.is_nullable else tp, Field(alias=spec.name, **_bounds(spec))
+        ]
+        fields[f"f{i}"] = (tp, ...)
+    model = create_model(  # type: ignore[call-overload]
+        "Ref", __config__=ConfigDict(strict=True, extra="forbid"), **fields
+    )
+    validate: Callable[[bytes], Any] = model.model_validate_json
+    return validate
+
+
+def best_rate(fn: Callable[[], object], n: int, repeat: int) -> float:
     """Records/s of the fastest of `repeat` runs (the least disturbed by the machine)."""
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        fn(payloads)
+        fn()
         times.append(time.perf_counter() - start)
-    return len(payloads) / min(times)
+    return n / min(times)
+
+
+def each(fn: Callable[[bytes], Any], errors: tuple[type[Exception], ...]) -> Callable[..., None]:
+    def run(payloads: list[bytes]) -> None:
+        for raw in payloads:
+            try:  # noqa: SIM105 - suppress() costs a context manager per record
+                fn(raw)
+            except errors:
+                pass
+
+    return run
+
+
+@dataclass
+class Variant:
+    name: str
+    contract: SchemaContract
+    payloads: list[bytes]
+    injected: Counter[str]
+
+
+def run_variant(variant: Variant, repeat: int) -> list[tuple[str, float, str]]:
+    payloads = variant.payloads
+    n = len(payloads)
+    verifier = DataSchemaContractVerifier(variant.contract)
+    report = verifier.validate_payloads(payloads)
+    valid = [payloads[i] for i in report.valid_indices]
+    rows: list[tuple[str, float, str]] = []
+    decode_all = each(orjson.loads, (orjson.JSONDecodeError,))
+    rows.append(
+        (
+            "orjson.loads alone (decode to dicts, no checks)",
+            best_rate(lambda: decode_all(payloads), n, repeat),
+            "",
+        )
+    )
+    try:
+        import msgspec
+
+        one, batch = msgspec_decoders(variant.contract)
+
+        def decodes(raw: bytes) -> bool:
+            try:
+                one(raw)
+            except msgspec.DecodeError:
+                return False
+            return True
+
+        valid = [raw for raw in valid if decodes(raw)]  # e.g. drift: valid, not for a Struct
+        per_record = each(one, (msgspec.DecodeError,))
+        rows.append(
+            (
+                "msgspec Struct per record (stops at first error)",
+                best_rate(lambda: per_record(payloads), n, repeat),
+                "",
+            )
+        )
+        arrays = [
+            b"[" + b",".join(valid[i : i + MICRO_BATCH]) + b"]"
+            for i in range(0, len(valid), MICRO_BATCH)
+        ]
+
+        def decode_arrays() -> None:
+            for array in arrays:
+                batch(array)
+
+        rows.append(
+            (
+                f"msgspec batch array of {MICRO_BATCH} (valid records only)",
+                best_rate(decode_arrays, len(valid), repeat),
+                "",
+            )
+        )
+    except ImportError:
+        rows.append(("msgspec (not installed)", 0.0, ""))
+    try:
+        import pydantic
+
+        strict = each(pydantic_validator(variant.contract), (pydantic.ValidationError,))
+        rows.append(
+            (
+                "pydantic strict model_validate_json",
+                best_rate(lambda: strict(payloads), n, repeat),
+                "",
+            )
+        )
+    except ImportError:
+        rows.append(("pydantic (not installed: pip install -e '.[bench]')", 0.0, ""))
+    rows.append(
+        (
+            "**validate_payloads**",
+            best_rate(lambda: verifier.validate_payloads(payloads), n, repeat),
+            "target",
+        )
+    )
+    text = b"\n".join(payloads) + b"\n"
+    rows.append(
+        (
+            "validate_jsonl (`stream-validator validate`, file path)",
+            best_rate(
+                lambda: validate_jsonl(
+                    verifier, io.BytesIO(text), valid_out=io.BytesIO(), dlq_out=io.BytesIO()
+                ),
+                n,
+                repeat,
+            ),
+            "",
+        )
+    )
+    print(
+        f"\n### {variant.name}: {n:,} records, {sum(variant.injected.values()):,} injected bad"
+        f" of {len(variant.injected)} kinds, {report.quarantined_count:,} quarantined"
+    )
+    base = rows[0][1]
+    print("\n| | rec/s | vs `orjson.loads` |\n|---|---|---|")
+    for label, rate, _ in rows:
+        ratio = f"{rate / base:.2f}" if rate else "-"
+        print(f"| {label} | {rate / 1e6:.2f} M | {ratio} |")
+    return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--records", type=int, default=100_000)
-    parser.add_argument("--bad-fraction", type=float, default=0.01)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-
-    payloads, injected = make_payloads(args.records, args.bad_fraction)
-    verifier = DataSchemaContractVerifier(load_contract(TICK))
-    report = verifier.validate_payloads(payloads)
-
-    def decode_all(batch: list[bytes]) -> None:
-        loads = orjson.loads
-        for raw in batch:
-            try:  # noqa: SIM105 - suppress() costs a context manager per record
-                loads(raw)
-            except orjson.JSONDecodeError:
-                pass
-
-    validate_rate = best_rate(verifier.validate_payloads, payloads, args.repeat)
-    decode_rate = best_rate(decode_all, payloads, args.repeat)
-    print(
-        f"records: {len(payloads):,}  injected bad: {sum(injected.values())} "
-        f"of {len(injected)} kinds  quarantined: {report.quarantined_count}"
+    tick = load_contract(TICK)
+    no_datetime = SchemaContract(
+        "tick_no_ts", tuple(s for s in tick.fields if s.expected_type is not datetime)
     )
-    print(f"violation kinds seen: {dict(sorted(report.counts_by_kind().items()))}")
-    print(f"orjson.loads only:   {decode_rate:>12,.0f} records/s (best of {args.repeat})")
-    print(f"validate_payloads:   {validate_rate:>12,.0f} records/s (best of {args.repeat})")
-    print(f"ratio validate/decode time: {decode_rate / validate_rate:.2f}x")
+    variants = []
+    for bad in (0.01, 0.10):
+        label = f"{bad:.0%} bad"
+        variants += [
+            Variant(f"tick, {label}", tick, *make_payloads(args.records, bad)),
+            Variant(
+                f"tick without its datetime field, {label}",
+                no_datetime,
+                *make_payloads(args.records, bad, drop=("event_ts",)),
+            ),
+            Variant(
+                f"40-field contract, {label}", wide_contract(), *wide_payloads(args.records, bad)
+            ),
+        ]
+    for variant in variants:
+        run_variant(variant, args.repeat)
 
 
 if __name__ == "__main__":

@@ -1,15 +1,18 @@
-"""The one place that decodes and encodes JSON (orjson).
+"""The one place that decodes and encodes JSON (orjson, and msgspec for typed decoding).
 
 orjson rejects invalid UTF-8, NaN/Infinity literals, numbers that overflow a
 double and nesting deeper than 1024 (from 3.9.15), which is exactly what the
-verifier wants to report as ``undecodable``.
+verifier wants to report as ``undecodable``. msgspec decodes straight into the
+verifier's generated Structs (its fast path); it refuses the same inputs.
 """
 
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from typing import Any
 
+import msgspec
 import orjson
 
 from stream_validator.errors import DecodeError
@@ -21,6 +24,14 @@ JSONDecodeError = orjson.JSONDecodeError
 #: The raw decoder for the verifier's hot path (raises JSONDecodeError); everything
 #: else should call decode_json.
 loads_raw = orjson.loads
+#: Raised by a typed decoder for malformed JSON and for values that do not fit the type.
+NativeDecodeError = msgspec.DecodeError
+
+
+def typed_decoder(tp: Any) -> Callable[[bytes], Any]:
+    """A decoder of JSON straight into ``tp`` (e.g. a msgspec Struct), for the fast path."""
+    decode: Callable[[bytes], Any] = msgspec.json.Decoder(tp).decode
+    return decode
 
 
 def decode_json(data: bytes | bytearray | memoryview | str) -> Any:

@@ -13,12 +13,15 @@ from stream_validator.codec import encode_json, payload_to_text
 from stream_validator.contracts import load_contract
 from stream_validator.errors import ContractFileError
 from stream_validator.verify import (
+    BatchAccumulator,
     DataSchemaContractVerifier,
     QuarantinedRecord,
     SchemaContractValidationReport,
 )
 
 PROGRESS_EVERY = 50_000
+# Read size: big enough that per-block costs vanish, small enough for flat memory.
+BLOCK_BYTES = 1 << 20
 MAX_LISTED_BATCHES = 20
 
 
@@ -111,9 +114,22 @@ class FileSummary:
         }
 
 
-def _lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
-    for number, line in enumerate(stream, start=1):
-        yield number, line.rstrip(b"\r\n") if line.endswith(b"\n") else line
+def _blocks(stream: IO[bytes]) -> Iterator[list[bytes]]:
+    """The input's lines (without line endings) in lists of about BLOCK_BYTES."""
+    rest = b""
+    while True:
+        data = stream.read(BLOCK_BYTES)
+        if not data:
+            if rest:
+                yield [rest]
+            return
+        if rest:
+            data = rest + data
+        lines = data.split(b"\n")
+        rest = lines.pop()
+        if b"\r" in data:
+            lines = [line.rstrip(b"\r") for line in lines]
+        yield lines
 
 
 def dlq_line(line_number: int, quarantined: QuarantinedRecord, raw: bytes) -> bytes:
@@ -147,34 +163,67 @@ def validate_jsonl(
     summary = FileSummary(contract.name, contract.version)
     batch = verifier.start_batch(keep_records=False)
     first_line = 1
-    line_numbers_in_batch = 0
-    number = 0
-    for number, raw in _lines(source):
-        if not raw.strip():
-            summary.blank_lines += 1
-            continue
-        if line_numbers_in_batch == 0:
-            first_line = number
-        quarantined = batch.add_payload(raw)
-        line_numbers_in_batch += 1
-        if quarantined is None:
-            if valid_out is not None:
-                valid_out.write(raw + b"\n")
-        elif dlq_out is not None:
-            dlq_out.write(dlq_line(number, quarantined, raw))
-        if batch_size and line_numbers_in_batch >= batch_size:
-            summary.add(batch.finish(), first_line, number)
-            batch = verifier.start_batch(keep_records=False)
-            line_numbers_in_batch = 0
-        if progress is not None and number % PROGRESS_EVERY == 0:
+    in_batch = 0
+    number = 0  # lines read so far
+    for lines in _blocks(source):
+        start = number + 1
+        number += len(lines)
+        blank = [i for i, line in enumerate(lines) if not line or line.isspace()]
+        if blank:
+            summary.blank_lines += len(blank)
+            skip = set(blank)
+            numbers = [start + i for i in range(len(lines)) if i not in skip]
+            lines = [line for i, line in enumerate(lines) if i not in skip]
+        else:
+            numbers = list(range(start, number + 1))
+        done = 0
+        while done < len(lines):
+            take = len(lines) - done
+            if batch_size:
+                take = min(take, batch_size - in_batch)
+            if in_batch == 0:
+                first_line = numbers[done]
+            _write(batch, lines[done : done + take], numbers, done, valid_out, dlq_out)
+            done += take
+            in_batch += take
+            if batch_size and in_batch >= batch_size:
+                summary.add(batch.finish(), first_line, numbers[done - 1])
+                batch = verifier.start_batch(keep_records=False)
+                in_batch = 0
+        if progress is not None and number // PROGRESS_EVERY != (start - 1) // PROGRESS_EVERY:
             progress.write(f"\rvalidated {number:,} lines")
             progress.flush()
-    if line_numbers_in_batch or summary.batches == 0:
+    if in_batch or summary.batches == 0:
         summary.add(batch.finish(), first_line, number)
     summary.lines = number
     if progress is not None:
         progress.write(f"\rvalidated {number:,} lines\n")
     return summary
+
+
+def _write(
+    batch: BatchAccumulator,
+    payloads: list[bytes],
+    numbers: list[int],
+    offset: int,
+    valid_out: IO[bytes] | None,
+    dlq_out: IO[bytes] | None,
+) -> None:
+    """Validate payloads (one batch's share of a block) and write them out in order."""
+    base = batch.total_records
+    quarantined = batch.add_payloads(payloads)
+    if valid_out is not None:
+        if not quarantined:
+            valid_out.write(b"\n".join(payloads) + b"\n")
+        else:
+            bad = {q.index - base for q in quarantined}
+            valid = [p for i, p in enumerate(payloads) if i not in bad]
+            if valid:
+                valid_out.write(b"\n".join(valid) + b"\n")
+    if dlq_out is not None:
+        for q in quarantined:
+            position = q.index - base
+            dlq_out.write(dlq_line(numbers[offset + position], q, payloads[position]))
 
 
 def render_summary(summary: FileSummary) -> str:

@@ -1,12 +1,13 @@
 """PURE validation core: records in, a report out. No Kafka, no Prometheus, no I/O."""
 
+from stream_validator.verify.batch import BatchAccumulator
 from stream_validator.verify.report import (
     QuarantinedRecord,
     SchemaContractValidationReport,
     Violation,
     ViolationKind,
 )
-from stream_validator.verify.verifier import BatchAccumulator, DataSchemaContractVerifier
+from stream_validator.verify.verifier import DataSchemaContractVerifier
 
 __all__ = [
     "BatchAccumulator",

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, overload
+
+from stream_validator.codec import loads_raw
 
 
 class ViolationKind(StrEnum):
@@ -22,6 +24,10 @@ class ViolationKind(StrEnum):
     UNKNOWN_FIELD = "unknown_field"
     UNDECODABLE = "undecodable"
     OVERSIZED = "oversized"
+    #: The same key appears twice in one JSON object: parsers disagree on which wins.
+    DUPLICATE_KEY = "duplicate_key"
+    #: Checking the record raised unexpectedly; the record is quarantined, not the batch.
+    VALIDATOR_ERROR = "validator_error"
     #: Set by the streaming service when a route quarantines a whole batch on a
     #: null-ceiling breach; the verifier itself never emits it.
     NULL_CEILING_BREACH = "null_ceiling_breach"
@@ -67,6 +73,50 @@ class QuarantinedRecord:
         return [str(v.kind) for v in self.violations]
 
 
+class DecodedRecords(Sequence[Any]):
+    """Valid records of a payload batch, decoded on access (the fast path builds no dicts).
+
+    Items are the original payload bytes, decoded with the verifier's decoder each time
+    one is read; records given already decoded are returned as they are.
+    """
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: list[Any]) -> None:
+        self._items = items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return [_decoded(item) for item in self._items[index]]
+        return _decoded(self._items[index])
+
+    def __iter__(self) -> Iterator[Any]:
+        return map(_decoded, self._items)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"DecodedRecords({len(self._items)} records)"
+
+
+def _decoded(item: Any) -> Any:
+    return loads_raw(item) if type(item) is bytes else item
+
+
 @dataclass(frozen=True, slots=True)
 class SchemaContractValidationReport:
     """The outcome of validating one batch against one contract.
@@ -82,7 +132,7 @@ class SchemaContractValidationReport:
     contract_version: str
     max_allowed_null_pct: float
     total_records: int
-    valid_records: list[Any]
+    valid_records: Sequence[Any]
     valid_indices: list[int]
     quarantined_records: list[QuarantinedRecord]
     null_rates: dict[str, float]

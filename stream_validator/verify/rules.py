@@ -13,24 +13,16 @@ from datetime import datetime
 from typing import Any, Final, NamedTuple
 
 from stream_validator.contracts.model import FieldSpec, SchemaContract, type_name
+from stream_validator.verify.render import show, show_name, type_label
 from stream_validator.verify.report import Violation, ViolationKind
 
 _MISSING: Final = object()
 _FLOAT, _INT, _STR, _BOOL, _DATETIME = range(5)
 _TYPE_CODES: Final = {float: _FLOAT, int: _INT, str: _STR, bool: _BOOL, datetime: _DATETIME}
-_SHOW_LIMIT: Final = 60
 # orjson turns integer literals beyond 64 bits into floats without a word; such a
 # literal has at least 20 digits. Searched only when an int field got a huge float.
 _LONG_INT_LITERAL: Final = re.compile(rb"(?<![\d.eE+-])-?\d{20,}(?![\d.eE])")
 _INT64_LIMIT: Final = 2.0**63
-
-
-def show(value: object) -> str:
-    """A short, single-line rendering of a value for violation messages."""
-    text = repr(value)
-    if len(text) > _SHOW_LIMIT:
-        text = text[: _SHOW_LIMIT - 3] + "..."
-    return text
 
 
 class _Rule(NamedTuple):
@@ -121,7 +113,7 @@ class RecordInspector:
                                 violations,
                                 name,
                                 ViolationKind.NON_FINITE,
-                                f"field {name!r}: non-finite value {value!r} is not allowed",
+                                f"field {name!r}: non-finite value {show(value)} is not allowed",
                             )
                             continue
                         if value != value:  # NaN cannot be compared: it skips the bounds
@@ -162,14 +154,14 @@ class RecordInspector:
         unknown: list[str] | None = None
         if len(record) > present:
             declared = self.declared
-            unknown = [k if isinstance(k, str) else repr(k) for k in record if k not in declared]
+            unknown = [k if type(k) is str else show(k) for k in record if k not in declared]
             if self.forbid_unknown:
                 for key in unknown:
                     violations = _add(
                         violations,
                         key,
                         ViolationKind.UNKNOWN_FIELD,
-                        f"undeclared field {key!r} (the contract forbids unknown fields)",
+                        f"undeclared field {show_name(key)} (the contract forbids unknown fields)",
                     )
         return violations, nulls, unknown
 
@@ -216,5 +208,5 @@ def _mismatch(
         violations,
         name,
         ViolationKind.TYPE_MISMATCH,
-        f"field {name!r}: expected {label}, got {type(value).__name__} {show(value)}",
+        f"field {name!r}: expected {label}, got {type_label(value)} {show(value)}",
     )

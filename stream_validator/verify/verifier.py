@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import copy
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
-from typing import Any
 
-from stream_validator.codec import JSONDecodeError, loads_raw
 from stream_validator.contracts.check import check_contract
 from stream_validator.contracts.model import SchemaContract
-from stream_validator.verify.fastpath import FAIL, compile_fast_check
-from stream_validator.verify.report import (
-    QuarantinedRecord,
-    SchemaContractValidationReport,
-    Violation,
-    ViolationKind,
-)
-from stream_validator.verify.rules import RecordInspector, show
+from stream_validator.verify.batch import BatchAccumulator
+from stream_validator.verify.fastpath import compile_fast_check
+from stream_validator.verify.native import NativeCheck, UnsupportedContract
+from stream_validator.verify.report import SchemaContractValidationReport
+from stream_validator.verify.rules import RecordInspector
 
 DEFAULT_MAX_PAYLOAD_BYTES = 1_048_576
 
@@ -28,12 +21,25 @@ class DataSchemaContractVerifier:
 
     Raises ValueError (ContractError) at construction for a malformed contract.
     Bad records never raise: they are quarantined with every violation listed.
+    Payloads take the native fast path (``native``) unless ``fast_path=False``; the
+    full rules decide every payload it does not accept, so reports are the same.
     """
 
-    __slots__ = ("_ceiling", "_fast_check", "_inspector", "contract", "max_payload_bytes")
+    __slots__ = (
+        "_ceiling",
+        "_fast_check",
+        "_inspector",
+        "_native",
+        "contract",
+        "max_payload_bytes",
+    )
 
     def __init__(
-        self, contract: SchemaContract, max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES
+        self,
+        contract: SchemaContract,
+        max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES,
+        *,
+        fast_path: bool = True,
     ) -> None:
         check_contract(contract)
         if (
@@ -46,6 +52,13 @@ class DataSchemaContractVerifier:
         self.max_payload_bytes = max_payload_bytes
         self._inspector = RecordInspector(contract)
         self._fast_check = compile_fast_check(contract)
+        # fast_path=False: the full rules only (the reference in the differential test).
+        self._native: NativeCheck | None = None
+        if fast_path:
+            try:
+                self._native = NativeCheck(contract, max_payload_bytes)
+            except UnsupportedContract:  # e.g. an int bound a double cannot hold exactly
+                self._native = None
         # Exact decimal value of the limit, so "equal to the ceiling" is never a
         # breach because of binary floating point (e.g. 0.3).
         self._ceiling = Fraction(repr(float(contract.max_allowed_null_pct)))
@@ -62,222 +75,13 @@ class DataSchemaContractVerifier:
     ) -> SchemaContractValidationReport:
         """Validate raw Kafka values: decode each as JSON, then validate it.
 
-        ``raw_payload`` of a quarantined record is the original bytes; valid records
-        are the decoded mappings and ``valid_indices`` points back at their bytes.
+        ``raw_payload`` of a quarantined record is the original bytes; ``valid_records``
+        decodes the valid ones on access, and ``valid_indices`` points back at their bytes.
         """
         batch = self.start_batch()
-        for payload in payloads:
-            batch.add_payload(payload)
+        batch.add_payloads(payloads)
         return batch.finish()
 
     def start_batch(self, *, keep_records: bool = True) -> BatchAccumulator:
         """An incremental batch; with keep_records=False only counts are kept (flat memory)."""
         return BatchAccumulator(self, keep_records=keep_records)
-
-
-class BatchAccumulator:
-    """Validates records one at a time and builds the batch report at the end."""
-
-    __slots__ = (
-        "_fast_check",
-        "_inspector",
-        "_keep",
-        "_null_counts",
-        "_quarantined",
-        "_quarantined_count",
-        "_total",
-        "_unknown",
-        "_valid",
-        "_valid_count",
-        "_valid_indices",
-        "_verifier",
-        "_violation_counts",
-    )
-
-    def __init__(self, verifier: DataSchemaContractVerifier, *, keep_records: bool) -> None:
-        self._verifier = verifier
-        self._inspector = verifier._inspector
-        self._fast_check = verifier._fast_check
-        self._keep = keep_records
-        self._total = 0
-        self._valid: list[Any] = []
-        self._valid_indices: list[int] = []
-        self._valid_count = 0
-        self._quarantined: list[QuarantinedRecord] = []
-        self._quarantined_count = 0
-        self._null_counts = [0] * len(self._inspector.nullable_names)
-        self._unknown: set[str] = set()
-        self._violation_counts: Counter[tuple[str | None, str]] = Counter()
-
-    def add_record(self, record: object) -> QuarantinedRecord | None:
-        """Validate one decoded record; return its QuarantinedRecord, or None when valid."""
-        index = self._total
-        self._total += 1
-        if not isinstance(record, Mapping):
-            return self._quarantine(index, _snapshot(record), [_not_a_mapping(record)])
-        try:
-            clean = self._fast_check(record)
-            if clean is not FAIL:
-                return self._accept(index, record, clean)
-            violations, nulls, unknown = self._inspector.inspect(record)
-        except Exception as exc:  # a broken Mapping implementation must not abort the batch
-            violation = Violation(
-                None,
-                ViolationKind.NOT_A_MAPPING,
-                f"mapping could not be read: {type(exc).__name__}: {exc}",
-            )
-            return self._quarantine(index, _snapshot(record), [violation])
-        return self._settle(index, record, _snapshot, violations, nulls, unknown)
-
-    def add_payload(
-        self, payload: bytes | bytearray | memoryview | None
-    ) -> QuarantinedRecord | None:
-        """Decode and validate one raw payload; return its QuarantinedRecord, or None."""
-        index = self._total
-        self._total += 1
-        if payload is None:
-            return self._quarantine(
-                index,
-                None,
-                [
-                    Violation(
-                        None, ViolationKind.NOT_A_MAPPING, "payload is null (a Kafka tombstone)"
-                    )
-                ],
-            )
-        if not isinstance(payload, bytes | bytearray | memoryview):
-            return self._quarantine(
-                index,
-                _snapshot(payload),
-                [
-                    Violation(
-                        None,
-                        ViolationKind.NOT_A_MAPPING,
-                        f"payload must be bytes, got {type(payload).__name__}",
-                    )
-                ],
-            )
-        size = len(payload) if not isinstance(payload, memoryview) else payload.nbytes
-        limit = self._verifier.max_payload_bytes
-        if size > limit:
-            return self._quarantine(
-                index,
-                bytes(payload),
-                [
-                    Violation(
-                        None,
-                        ViolationKind.OVERSIZED,
-                        f"payload is {size} bytes, above max_payload_bytes {limit}",
-                    )
-                ],
-            )
-        try:
-            record = loads_raw(payload)
-        except JSONDecodeError as exc:
-            return self._quarantine(
-                index,
-                bytes(payload),
-                [Violation(None, ViolationKind.UNDECODABLE, f"payload is not valid JSON: {exc}")],
-            )
-        if type(record) is not dict:
-            return self._quarantine(index, bytes(payload), [_not_a_mapping(record)])
-        clean = self._fast_check(record)
-        if clean is not FAIL:
-            return self._accept(index, record, clean)
-        violations, nulls, unknown = self._inspector.inspect(record)
-        if violations is not None:
-            raw = bytes(payload)
-            violations = self._inspector.explain_overflow(record, raw, violations)
-        return self._settle(index, record, lambda _: bytes(payload), violations, nulls, unknown)
-
-    def _settle(
-        self,
-        index: int,
-        record: Mapping[Any, Any],
-        snapshot: Any,
-        violations: list[Violation] | None,
-        nulls: list[int] | None,
-        unknown: list[str] | None,
-    ) -> QuarantinedRecord | None:
-        if unknown:
-            self._unknown.update(unknown)
-        if violations is not None:
-            return self._quarantine(index, snapshot(record), violations)
-        return self._accept(index, record, nulls or ())
-
-    def _accept(self, index: int, record: Any, nulls: Any) -> QuarantinedRecord | None:
-        """Count a valid record (``nulls``: the null nullable-field slots)."""
-        if nulls:
-            counts = self._null_counts
-            for slot in nulls:
-                counts[slot] += 1
-        self._valid_count += 1
-        if self._keep:
-            self._valid.append(record)
-            self._valid_indices.append(index)
-        return None
-
-    def _quarantine(self, index: int, raw: Any, violations: list[Violation]) -> QuarantinedRecord:
-        quarantined = QuarantinedRecord(index, raw, violations)
-        self._quarantined_count += 1
-        counts = self._violation_counts
-        for violation in violations:
-            counts[(violation.field, str(violation.kind))] += 1
-        if self._keep:
-            self._quarantined.append(quarantined)
-        return quarantined
-
-    @property
-    def total_records(self) -> int:
-        """Records added so far."""
-        return self._total
-
-    def finish(self) -> SchemaContractValidationReport:
-        """Compute the null ceiling and drift over the batch and build the report."""
-        verifier = self._verifier
-        contract = verifier.contract
-        survivors = self._valid_count
-        null_rates: dict[str, float] = {}
-        breaches: dict[str, float] = {}
-        for name, nulls in zip(self._inspector.nullable_names, self._null_counts, strict=True):
-            rate = nulls * 100.0 / survivors if survivors else 0.0
-            null_rates[name] = rate
-            if survivors and Fraction(nulls * 100, survivors) > verifier._ceiling:
-                breaches[name] = rate
-        return SchemaContractValidationReport(
-            contract_name=contract.name,
-            contract_version=contract.version,
-            max_allowed_null_pct=float(contract.max_allowed_null_pct),
-            total_records=self._total,
-            valid_records=self._valid,
-            valid_indices=self._valid_indices,
-            quarantined_records=self._quarantined,
-            null_rates=null_rates,
-            null_breach_fields=breaches,
-            observed_unknown_fields=set(self._unknown),
-            violation_counts=Counter(self._violation_counts),
-            null_counts=dict(zip(self._inspector.nullable_names, self._null_counts, strict=True)),
-            valid_count=self._valid_count,
-            quarantined_count=self._quarantined_count,
-        )
-
-
-def _not_a_mapping(value: object) -> Violation:
-    got = "null" if value is None else f"{type(value).__name__} {show(value)}"
-    return Violation(
-        None, ViolationKind.NOT_A_MAPPING, f"payload is not a JSON object (mapping): got {got}"
-    )
-
-
-def _snapshot(value: object) -> Any:
-    """A shallow copy, so later mutation by the caller cannot rewrite DLQ evidence."""
-    if isinstance(value, dict):
-        return dict(value)
-    if isinstance(value, Mapping):
-        try:
-            return dict(value)
-        except Exception:  # an unreadable mapping is kept as it is
-            return value
-    if isinstance(value, list | bytearray | set):
-        return copy.copy(value)
-    return value

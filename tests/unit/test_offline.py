@@ -171,3 +171,50 @@ def test_missing_input_or_bad_contract_exit_two(
     assert main(["validate", "--contract", str(bad), "-"]) == 2
     err = capsys.readouterr().err
     assert "absent.jsonl" in err and "bad.yaml" in err
+
+
+def test_validate_quarantines_hostile_lines(tmp_path: Path) -> None:
+    """Nesting at the decoder limit and duplicate keys become DLQ lines; the run completes."""
+    deep = b"[" * 1000 + b"]" * 1000
+    duplicate = json.dumps(tick(2)).replace('"price": 190.5', '"price": -1, "price": 190.5')
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(jsonl(deep, tick(1, price=[[[]]]), duplicate.encode(), tick(3)))
+    dlq = tmp_path / "dlq.jsonl"
+    status = main(["validate", "--contract", str(TICK), str(source), "--dlq-out", str(dlq)])
+    assert status == 1
+    entries = [json.loads(line) for line in dlq.read_bytes().splitlines()]
+    assert [(e["line"], [v["kind"] for v in e["violations"]]) for e in entries] == [
+        (1, ["not_a_mapping"]),
+        (2, ["type_mismatch"]),
+        (3, ["duplicate_key"]),
+    ]
+    assert entries[2]["violations"][0]["field"] == "price"
+
+
+def test_validate_streams_blocks_like_line_by_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines split across read blocks, CRLF, blank lines and batch edges change nothing."""
+    import stream_validator.offline as offline
+
+    lines = [json.dumps(tick(i, **({"size": -1} if i % 3 == 0 else {}))).encode() for i in range(9)]
+    data = b"\r\n".join(lines[:4]) + b"\r\n\n  \n" + b"\n".join(lines[4:]) + b"\n" + b"{"
+    verifier = DataSchemaContractVerifier(load_contract(TICK))
+    outputs = []
+    for block in (7, 1 << 20):
+        monkeypatch.setattr(offline, "BLOCK_BYTES", block)
+        valid, dlq = io.BytesIO(), io.BytesIO()
+        summary = validate_jsonl(
+            verifier, io.BytesIO(data), batch_size=4, valid_out=valid, dlq_out=dlq
+        )
+        outputs.append((summary.as_dict(), valid.getvalue(), dlq.getvalue()))
+    assert outputs[0] == outputs[1]
+    summary_dict, valid_bytes, dlq_bytes = outputs[0]
+    assert summary_dict["lines"] == 12 and summary_dict["blank_lines_skipped"] == 2
+    assert valid_bytes == b"".join(line + b"\n" for i, line in enumerate(lines) if i % 3)
+    assert [json.loads(e)["line"] for e in dlq_bytes.splitlines()] == [1, 4, 9, 12]
+    assert [d["lines"] for d in summary_dict["invalid_batch_details"]] == [
+        [1, 4],
+        [7, 10],
+        [11, 12],
+    ]

@@ -288,7 +288,103 @@ def test_payload_and_record_paths_agree(tick_verifier: DataSchemaContractVerifie
     assert a.observed_unknown_fields == b.observed_unknown_fields
 
 
-def test_duplicate_keys_take_the_last_value(tick_verifier: DataSchemaContractVerifier) -> None:
-    """With duplicate keys the last one wins (decoder semantics), and is validated."""
+def test_duplicate_key_is_quarantined(tick_verifier: DataSchemaContractVerifier) -> None:
+    """A top-level key named twice is duplicate_key (field = the key), though each value passes."""
+    raw = b'{"price": -1, "price": 5.0, "volume": 1, "symbol": "A"}'
+    [quarantined] = tick_verifier.validate_payloads([raw]).quarantined_records
+    assert [(v.field, v.kind) for v in quarantined.violations] == [("price", "duplicate_key")]
+    assert quarantined.raw_payload == raw
+
+
+def test_duplicate_key_is_listed_with_the_other_violations(
+    tick_verifier: DataSchemaContractVerifier,
+) -> None:
+    """A duplicate comes first, then every other violation of the record (last value checked)."""
     raw = b'{"price": 1.0, "price": "x", "volume": 1, "symbol": "A"}'
-    assert tick_verifier.validate_payloads([raw]).quarantined_records[0].kinds == ["type_mismatch"]
+    [quarantined] = tick_verifier.validate_payloads([raw]).quarantined_records
+    assert quarantined.kinds == ["duplicate_key", "type_mismatch"]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        rb'{"pr\u0069ce": -1, "price": 5.0, "volume": 1, "symbol": "A"}',
+        b'{ "price" :-1 ,\n\t"price"\r\n: 5.0, "volume": 1, "symbol": "A"}',
+        b'{"price": 5.0, "volume": 1, "symbol": "A", "x": {"price": 1}, "price": 6.0}',
+        b'{"symbol": "A", "volume": 1, "price": 5.0, "symbol": "\\",\\"symbol\\":"}',
+    ],
+    ids=["escaped-key", "whitespace", "after-nested-object", "string-holding-quotes"],
+)
+def test_duplicate_key_found_in_any_spelling(
+    tick_verifier: DataSchemaContractVerifier, raw: bytes
+) -> None:
+    """Escapes, whitespace, nested objects and strings with quotes never hide a duplicate."""
+    [quarantined] = tick_verifier.validate_payloads([raw]).quarantined_records
+    assert "duplicate_key" in quarantined.kinds
+
+
+def test_repeated_key_text_that_is_no_duplicate_passes(
+    tick_verifier: DataSchemaContractVerifier,
+) -> None:
+    """Keys repeated inside strings, nested objects or arrays are no top-level duplicate."""
+    raw = (
+        b'{"price": 5.0, "volume": 1, "symbol": "\\"price\\": 1, \\"volume\\":2",'
+        b' "x": {"price": 1, "y": {"price": 2}}, "z": [{"price": 1}, {"price": 2}]}'
+    )
+    report = tick_verifier.validate_payloads([raw])
+    assert report.valid_indices == [0]
+
+
+def test_nesting_at_decoder_limit_is_quarantined_not_raised(
+    tick_verifier: DataSchemaContractVerifier,
+) -> None:
+    """Arrays nested 1000 deep, as the payload or as a field value, are quarantined."""
+    deep = b"[" * 1000 + b"]" * 1000
+    as_field = b'{"price": ' + deep + b', "volume": 1, "symbol": "A"}'
+    report = tick_verifier.validate_payloads([deep, as_field, payload(good_tick())])
+    assert [q.kinds for q in report.quarantined_records] == [["not_a_mapping"], ["type_mismatch"]]
+    assert report.valid_indices == [2]
+    assert all(len(q.violation_reason) < 200 for q in report.quarantined_records)
+
+
+def test_deep_decoded_values_are_quarantined_not_raised(
+    tick_verifier: DataSchemaContractVerifier,
+) -> None:
+    """validate_batch renders deep lists and huge ints without recursion or size blow-up."""
+    deep: list[object] = []
+    for _ in range(5000):
+        deep = [deep]
+    records: list[object] = [
+        deep,
+        {**good_tick(), "price": deep},
+        {**good_tick(), "symbol": 7**9999},
+    ]
+    report = tick_verifier.validate_batch(records)
+    assert [q.kinds for q in report.quarantined_records] == [
+        ["not_a_mapping"],
+        ["type_mismatch"],
+        ["type_mismatch"],
+    ]
+    assert all(len(q.violation_reason) < 200 for q in report.quarantined_records)
+
+
+def test_unexpected_error_quarantines_only_that_record(
+    tick_verifier: DataSchemaContractVerifier,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A raising check gives validator_error (type name only), logged once per batch."""
+    from stream_validator.verify.rules import RecordInspector
+
+    def explode(self: RecordInspector, record: object) -> None:
+        raise RecursionError("deep inside")
+
+    monkeypatch.setattr(RecordInspector, "inspect", explode)
+    bad = payload({**good_tick(), "price": "x"})
+    report = tick_verifier.validate_payloads([bad, payload(good_tick()), bad])
+    assert report.valid_indices == [1]
+    assert [q.violations[0].as_dict() for q in report.quarantined_records] == [
+        {"field": None, "kind": "validator_error", "message": "RecursionError"}
+    ] * 2
+    assert [r.levelname for r in caplog.records] == ["ERROR"]
+    assert caplog.records[0].exc_info is not None

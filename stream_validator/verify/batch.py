@@ -1,0 +1,332 @@
+"""BatchAccumulator: validates payloads or records one chunk at a time. PURE.
+
+Payloads go through the native fast path (``native.NativeCheck``) in chunks; what it
+declines, and every decoded record, goes through the full rules (``rules``), whose
+verdict is final. An unexpected exception while checking one record quarantines that
+record as ``validator_error`` and never aborts the batch.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from stream_validator.codec import JSONDecodeError, loads_raw
+from stream_validator.verify.dupkeys import duplicate_keys, no_duplicates_possible
+from stream_validator.verify.fastpath import FAIL
+from stream_validator.verify.native import CHUNK
+from stream_validator.verify.render import show, show_name, type_label
+from stream_validator.verify.report import (
+    DecodedRecords,
+    QuarantinedRecord,
+    SchemaContractValidationReport,
+    Violation,
+    ViolationKind,
+)
+
+if TYPE_CHECKING:
+    from stream_validator.verify.verifier import DataSchemaContractVerifier
+
+_log = logging.getLogger(__name__)
+Payload = bytes | bytearray | memoryview | None
+
+
+class BatchAccumulator:
+    """Validates records one at a time and builds the batch report at the end."""
+
+    __slots__ = (
+        "_error_logged",
+        "_fast_check",
+        "_inspector",
+        "_keep",
+        "_native",
+        "_null_counts",
+        "_payloads_seen",
+        "_quarantined",
+        "_quarantined_count",
+        "_total",
+        "_unknown",
+        "_valid",
+        "_valid_count",
+        "_valid_indices",
+        "_verifier",
+        "_violation_counts",
+    )
+
+    def __init__(self, verifier: DataSchemaContractVerifier, *, keep_records: bool) -> None:
+        self._verifier = verifier
+        self._inspector = verifier._inspector
+        self._fast_check = verifier._fast_check
+        self._native = verifier._native
+        self._payloads_seen = False
+        self._keep = keep_records
+        self._total = 0
+        self._valid: list[Any] = []
+        self._valid_indices: list[int] = []
+        self._valid_count = 0
+        self._quarantined: list[QuarantinedRecord] = []
+        self._quarantined_count = 0
+        self._null_counts = [0] * len(self._inspector.nullable_names)
+        self._unknown: set[str] = set()
+        self._violation_counts: Counter[tuple[str | None, str]] = Counter()
+        self._error_logged = False
+
+    def add_record(self, record: object) -> QuarantinedRecord | None:
+        """Validate one decoded record; return its QuarantinedRecord, or None when valid."""
+        index = self._total
+        self._total += 1
+        if not isinstance(record, Mapping):
+            return self._quarantine(index, _snapshot(record), [_not_a_mapping(record)])
+        try:
+            clean = self._fast_check(record)
+            if clean is not FAIL:
+                return self._accept(index, record, clean)
+            violations, nulls, unknown = self._inspector.inspect(record)
+            return self._settle(index, record, _snapshot, violations, nulls, unknown)
+        except Exception as exc:  # one record never aborts the batch
+            if type(record) is dict:
+                return self._validator_error(index, _snapshot(record), exc)
+            # A Mapping implementation whose lookups raise.
+            violation = Violation(
+                None,
+                ViolationKind.NOT_A_MAPPING,
+                f"mapping could not be read: {type_label(exc)}",
+            )
+            return self._quarantine(index, _snapshot(record), [violation])
+
+    def add_payload(self, payload: Payload) -> QuarantinedRecord | None:
+        """Decode and validate one raw payload; return its QuarantinedRecord, or None."""
+        quarantined = self.add_payloads([payload])
+        return quarantined[0] if quarantined else None
+
+    def add_payloads(self, payloads: Sequence[Payload]) -> list[QuarantinedRecord]:
+        """Decode and validate raw payloads in order; return the quarantined ones."""
+        self._payloads_seen = True
+        native = self._native
+        out: list[QuarantinedRecord] = []
+        chunk = CHUNK if native is None else native.chunk
+        for start in range(0, len(payloads), chunk):
+            part = payloads[start : start + chunk]
+            base = self._total
+            self._total += len(part)
+            declined: Sequence[int] = range(len(part))
+            if native is not None:
+                nulls = [0] * len(self._null_counts)
+                try:
+                    declined = native.screen(part, nulls)
+                except Exception as exc:  # defence in depth: the full rules take the chunk
+                    self._log_error("fast path", exc)
+                else:
+                    self._null_counts = [
+                        a + b for a, b in zip(self._null_counts, nulls, strict=True)
+                    ]
+            done = 0
+            for position in declined:
+                if position > done:
+                    self._accept_run(base, part, done, position)
+                quarantined = self._full_payload(base + position, part[position])
+                if quarantined is not None:
+                    out.append(quarantined)
+                done = position + 1
+            if done < len(part):
+                self._accept_run(base, part, done, len(part))
+        return out
+
+    def _accept_run(self, base: int, part: Sequence[Payload], lo: int, hi: int) -> None:
+        """Count payloads the fast path accepted (their nulls are already counted)."""
+        self._valid_count += hi - lo
+        if self._keep:
+            self._valid.extend(part[lo:hi])
+            self._valid_indices.extend(range(base + lo, base + hi))
+
+    def _full_payload(self, index: int, payload: Payload) -> QuarantinedRecord | None:
+        """The full rules for one payload, whose verdict is final."""
+        if payload is None:
+            return self._quarantine(
+                index,
+                None,
+                [
+                    Violation(
+                        None, ViolationKind.NOT_A_MAPPING, "payload is null (a Kafka tombstone)"
+                    )
+                ],
+            )
+        if not isinstance(payload, bytes | bytearray | memoryview):
+            return self._quarantine(
+                index,
+                _snapshot(payload),
+                [
+                    Violation(
+                        None,
+                        ViolationKind.NOT_A_MAPPING,
+                        f"payload must be bytes, got {type_label(payload)}",
+                    )
+                ],
+            )
+        size = len(payload) if not isinstance(payload, memoryview) else payload.nbytes
+        limit = self._verifier.max_payload_bytes
+        if size > limit:
+            return self._quarantine(
+                index,
+                bytes(payload),
+                [
+                    Violation(
+                        None,
+                        ViolationKind.OVERSIZED,
+                        f"payload is {size} bytes, above max_payload_bytes {limit}",
+                    )
+                ],
+            )
+        if type(payload) is not bytes:
+            payload = bytes(payload)
+        try:
+            return self._check_payload(index, payload)
+        except Exception as exc:  # defence in depth: one record never aborts the batch
+            return self._validator_error(index, payload, exc)
+
+    def _check_payload(self, index: int, payload: bytes) -> QuarantinedRecord | None:
+        try:
+            record = loads_raw(payload)
+        except JSONDecodeError as exc:
+            return self._quarantine(
+                index,
+                payload,
+                [Violation(None, ViolationKind.UNDECODABLE, f"payload is not valid JSON: {exc}")],
+            )
+        if type(record) is not dict:
+            return self._quarantine(index, payload, [_not_a_mapping(record)])
+        # Records the native fast path declined are nearly all bad: go straight to the rules.
+        clean = FAIL if self._native is not None else self._fast_check(record)
+        if clean is not FAIL and (
+            no_duplicates_possible(payload, len(record)) or not duplicate_keys(payload)
+        ):
+            return self._accept(index, payload, clean)
+        violations, nulls, unknown = self._inspector.inspect(record)
+        if violations is not None:
+            violations = self._inspector.explain_overflow(record, payload, violations)
+        duplicates = _duplicates(payload, record)
+        if duplicates:
+            violations = [_duplicate_key(key) for key in duplicates] + (violations or [])
+        # A valid payload is kept as bytes: valid_records decodes it again on access.
+        return self._settle(index, payload, lambda _: payload, violations, nulls, unknown)
+
+    def _log_error(self, where: str, exc: Exception) -> None:
+        if not self._error_logged:
+            self._error_logged = True
+            _log.error("validator error in the %s (logged once per batch)", where, exc_info=exc)
+
+    def _validator_error(self, index: int, raw: Any, exc: Exception) -> QuarantinedRecord:
+        self._log_error(f"check of record {index} (quarantined as validator_error)", exc)
+        violation = Violation(None, ViolationKind.VALIDATOR_ERROR, type_label(exc))
+        return self._quarantine(index, raw, [violation])
+
+    def _settle(
+        self,
+        index: int,
+        record: Mapping[Any, Any] | bytes,
+        snapshot: Any,
+        violations: list[Violation] | None,
+        nulls: list[int] | None,
+        unknown: list[str] | None,
+    ) -> QuarantinedRecord | None:
+        if unknown:
+            self._unknown.update(unknown)
+        if violations is not None:
+            return self._quarantine(index, snapshot(record), violations)
+        return self._accept(index, record, nulls or ())
+
+    def _accept(self, index: int, record: Any, nulls: Any) -> QuarantinedRecord | None:
+        """Count a valid record (``nulls``: the null nullable-field slots)."""
+        if nulls:
+            counts = self._null_counts
+            for slot in nulls:
+                counts[slot] += 1
+        self._valid_count += 1
+        if self._keep:
+            self._valid.append(record)
+            self._valid_indices.append(index)
+        return None
+
+    def _quarantine(self, index: int, raw: Any, violations: list[Violation]) -> QuarantinedRecord:
+        quarantined = QuarantinedRecord(index, raw, violations)
+        self._quarantined_count += 1
+        counts = self._violation_counts
+        for violation in violations:
+            counts[(violation.field, str(violation.kind))] += 1
+        if self._keep:
+            self._quarantined.append(quarantined)
+        return quarantined
+
+    @property
+    def total_records(self) -> int:
+        """Records added so far."""
+        return self._total
+
+    def finish(self) -> SchemaContractValidationReport:
+        """Compute the null ceiling and drift over the batch and build the report."""
+        verifier = self._verifier
+        contract = verifier.contract
+        survivors = self._valid_count
+        null_rates: dict[str, float] = {}
+        breaches: dict[str, float] = {}
+        for name, nulls in zip(self._inspector.nullable_names, self._null_counts, strict=True):
+            rate = nulls * 100.0 / survivors if survivors else 0.0
+            null_rates[name] = rate
+            if survivors and Fraction(nulls * 100, survivors) > verifier._ceiling:
+                breaches[name] = rate
+        return SchemaContractValidationReport(
+            contract_name=contract.name,
+            contract_version=contract.version,
+            max_allowed_null_pct=float(contract.max_allowed_null_pct),
+            total_records=self._total,
+            valid_records=DecodedRecords(self._valid) if self._payloads_seen else self._valid,
+            valid_indices=self._valid_indices,
+            quarantined_records=self._quarantined,
+            null_rates=null_rates,
+            null_breach_fields=breaches,
+            observed_unknown_fields=set(self._unknown),
+            violation_counts=Counter(self._violation_counts),
+            null_counts=dict(zip(self._inspector.nullable_names, self._null_counts, strict=True)),
+            valid_count=self._valid_count,
+            quarantined_count=self._quarantined_count,
+        )
+
+
+def _not_a_mapping(value: object) -> Violation:
+    got = "null" if value is None else f"{type_label(value)} {show(value)}"
+    return Violation(
+        None, ViolationKind.NOT_A_MAPPING, f"payload is not a JSON object (mapping): got {got}"
+    )
+
+
+def _duplicates(payload: bytes, record: dict[Any, Any]) -> list[str]:
+    if no_duplicates_possible(payload, len(record)):
+        return []
+    return duplicate_keys(payload)
+
+
+def _duplicate_key(key: str) -> Violation:
+    return Violation(
+        key,
+        ViolationKind.DUPLICATE_KEY,
+        f"key {show_name(key)} appears more than once in the object"
+        " (parsers disagree on which value wins)",
+    )
+
+
+def _snapshot(value: object) -> Any:
+    """A shallow copy, so later mutation by the caller cannot rewrite DLQ evidence."""
+    if isinstance(value, dict):
+        return dict(value)
+    if isinstance(value, Mapping):
+        try:
+            return dict(value)
+        except Exception:  # an unreadable mapping is kept as it is
+            return value
+    if isinstance(value, list | bytearray | set):
+        return copy.copy(value)
+    return value

@@ -1,0 +1,291 @@
+"""The native fast path and the full rules give the same report on any payloads.
+
+SV_DIFF_EXAMPLES sets the number of hypothesis examples (10,000 by default; more by hand).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from stream_validator import DataSchemaContractVerifier, FieldSpec, SchemaContract
+
+EXAMPLES = int(os.environ.get("SV_DIFF_EXAMPLES", "10000"))
+
+FIELDS = [
+    FieldSpec("sym", str),
+    FieldSpec("ts", datetime),
+    FieldSpec("seq", int, min_value=0),
+    FieldSpec("px", float, min_value=0.0, max_value=1e6),
+    FieldSpec("qty", int, is_nullable=True, min_value=-5, max_value=2**63 + 10),
+    FieldSpec("bid", float, is_nullable=True, min_value=-1.5),
+    FieldSpec("live", bool, is_nullable=True),
+    FieldSpec("at", datetime, is_nullable=True),
+    FieldSpec("size_z", float, is_nullable=True, allow_non_finite=True, max_value=0),
+]
+NAMES = [spec.name for spec in FIELDS]
+CONTRACTS = [
+    SchemaContract("diff", FIELDS, max_allowed_null_pct=20.0),
+    SchemaContract("diff", FIELDS, max_allowed_null_pct=20.0, forbid_unknown_fields=True),
+]
+
+
+def verifier_pair(contract: SchemaContract, chunk: int) -> tuple[object, object]:
+    fast = DataSchemaContractVerifier(contract, max_payload_bytes=600)
+    assert fast._native is not None  # the contract must be one the fast path handles
+    fast._native.chunk = chunk
+    full = DataSchemaContractVerifier(contract, max_payload_bytes=600, fast_path=False)
+    return fast, full
+
+
+PAIRS = [verifier_pair(c, chunk) for c in CONTRACTS for chunk in (3, 256)]
+
+# Generation uses a hypothesis-seeded Random: drawing every byte through strategies made
+# an example cost ~35 ms, and the test has to run 10,000 of them in CI.
+ISO_FORMS = [
+    "%Y-%m-%dT%H:%M:%S",
+    "%Y-%m-%dT%H:%M:%S.%f",
+    "%Y-%m-%d %H:%M:%S",
+    "%Y-%m-%dT%H:%M",
+    "%Y-%m-%d",
+    "%Y%m%dT%H%M%S",
+    "%Y-%m-%dT%H:%M:%S%z",
+    "%Y-%m-%dT%H:%M:%S.%f%z",
+]
+SUFFIXES = ["", "Z", "z", "+00:00", "-05:30", "+0530", "+05", "+24:00", "t", ".1234567Z", " "]
+EDGE_NUMBERS = [
+    "0",
+    "-0.0",
+    "0.0",
+    "1e6",
+    "1000000.0000000001",
+    "-1.5",
+    "-1.5000000000000002",
+    "-5",
+    "-6",
+    str(2**63 - 1),
+    str(2**63),
+    str(2**63 + 10),
+    str(2**63 + 11),
+    str(2**64 - 1),
+    str(2**64),
+    str(2**70),
+    str(-(2**63)),
+    str(-(2**63) - 1),
+    "1e308",
+    "5e-324",
+    "9007199254740993",
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "1e400",
+    "-1e400",
+    "1E2",
+    "1.0",
+    "-0",
+    "0.0e0",
+    "true",
+    "false",
+    "null",
+    "[]",
+    "{}",
+    '""',
+    "[" * 1000 + "]" * 1000,
+]
+TEXTS = ["", "A", "é", "a,b", 'q"', "x\\", "]\n,[", "\u0000", "null", "\U0001f600"]
+KEYS = [*NAMES, "extra", "pr\\u0069ce", "", "s\\u0079m"]
+
+
+def timestamp(rng: random.Random) -> str:
+    moment = datetime(1, 1, 1) + timedelta(seconds=rng.uniform(0, 3.15e11))
+    if rng.random() < 0.3:
+        moment = moment.replace(tzinfo=timezone(timedelta(minutes=rng.randint(-1439, 1439))))
+    try:
+        text = moment.strftime(rng.choice(ISO_FORMS))
+    except ValueError:
+        text = "0001-01-01T00:00:00"
+    text += rng.choice(SUFFIXES) if rng.random() < 0.5 else ""
+    if rng.random() < 0.2:
+        text = text.replace("T", rng.choice(["t", " ", "x"]))
+    return text
+
+
+def string(rng: random.Random, text: str) -> str:
+    if rng.random() < 0.2:
+        return '"' + "".join(f"\\u{ord(c):04x}" if ord(c) < 0x10000 else c for c in text) + '"'
+    return json.dumps(text, ensure_ascii=False)
+
+
+def value(rng: random.Random, depth: int = 0) -> str:
+    """Any JSON-ish value as text, often a wrong one for the field."""
+    kind = rng.randrange(10)
+    if kind == 0:
+        return rng.choice(EDGE_NUMBERS)
+    if kind == 1:
+        return json.dumps(rng.choice([rng.randint(-(2**65), 2**65), rng.randint(-10, 10)]))
+    if kind == 2:
+        return repr(rng.choice([rng.uniform(-2e6, 2e6), rng.uniform(-2, 2), -0.0]))
+    if kind == 3:
+        return string(rng, timestamp(rng))
+    if kind == 4:
+        return string(rng, rng.choice(TEXTS))
+    if kind == 5 and depth < 2:
+        return "{" + ",".join(members(rng, depth + 1)) + "}"
+    if kind == 6 and depth < 2:
+        return "[" + ",".join(value(rng, depth + 1) for _ in range(rng.randrange(3))) + "]"
+    return rng.choice(["true", "false", "null", "0", "1.5"])
+
+
+def members(rng: random.Random, depth: int = 0) -> list[str]:
+    out = []
+    for _ in range(rng.randrange(4)):
+        space = rng.choice(["", " ", "\n\t"])
+        out.append(f'"{rng.choice(KEYS)}"{space}:{space}{value(rng, depth)}')
+    return out
+
+
+def record(rng: random.Random) -> bytes:
+    """A JSON object near the contract: most fields right, some wrong, some repeated."""
+    good = {
+        "sym": lambda: string(rng, rng.choice(TEXTS)),
+        "ts": lambda: string(rng, timestamp(rng)),
+        "seq": lambda: str(rng.randint(0, 10**6)),
+        "px": lambda: rng.choice([repr(rng.uniform(0, 1e6)), str(rng.randint(0, 10**6))]),
+        "qty": lambda: rng.choice(["null", str(rng.randint(-5, 100))]),
+        "bid": lambda: rng.choice(["null", repr(rng.uniform(-1.5, 1e9))]),
+        "live": lambda: rng.choice(["null", "true", "false"]),
+        "at": lambda: rng.choice(["null", string(rng, timestamp(rng))]),
+        "size_z": lambda: rng.choice(["null", repr(rng.uniform(-1e9, 0)), "0", "-0.0"]),
+    }
+    pairs = {name: make() for name, make in good.items()}
+    for _ in range(rng.choice([0, 0, 1, 2])):
+        pairs[rng.choice(NAMES)] = value(rng)
+    if rng.random() < 0.1:
+        del pairs[rng.choice(NAMES)]
+    items = [f'"{k}":{v}' for k, v in pairs.items()]
+    if rng.random() < 0.3:
+        items += members(rng)  # unknown, repeated or escaped keys
+    rng.shuffle(items)
+    space = rng.choice(["", "", " ", "\n", "\r\n\t"])
+    return ("{" + space + ("," + space).join(items) + space + "}").encode()
+
+
+def corrupt(rng: random.Random, batch: list[bytes | None]) -> None:
+    """Corruptions, several of them built to shift element boundaries of a joined decode."""
+    i = rng.randrange(len(batch))
+    raw = batch[i] or b"{}"
+    cut = rng.randint(0, len(raw))
+    kind = rng.randrange(9)
+    if kind == 0:  # two records in one payload
+        batch[i] = raw + b"," + raw
+    elif kind == 1:  # one record split over two payloads
+        batch[i : i + 1] = [raw[:cut], raw[cut:]]
+    elif kind == 2:  # the framing's own bytes inside a payload
+        batch[i] = raw[:cut] + rng.choice([b"]\n,[", b"],[", b"]]", b"[[", b"\n"]) + raw[cut:]
+    elif kind == 3:
+        batch[i] = raw[:cut]
+    elif kind == 4:
+        batch[i] = raw[:cut] + rng.randbytes(rng.randint(1, 3)) + raw[cut:]
+    elif kind == 5:
+        batch[i] = None
+    elif kind == 6:
+        batch[i] = raw + b" " * 600  # oversized
+    elif kind == 7:
+        batch[i] = b" \t" + raw + b"\n"
+    else:
+        batch[i] = b'"' + raw.replace(b'"', b'\\"') + b'"'
+
+
+@st.composite
+def payloads(draw: st.DrawFn) -> list[bytes | None]:
+    rng = random.Random(draw(st.integers(0, 2**64)))
+    batch: list[bytes | None] = [record(rng) for _ in range(rng.randint(1, 12))]
+    for _ in range(rng.choice([0, 0, 1, 1, 2, 3])):
+        corrupt(rng, batch)
+    return batch
+
+
+def summary(report: object) -> dict[str, object]:
+    return {
+        "valid": report.valid_indices,  # type: ignore[attr-defined]
+        "quarantined": [
+            (q.index, q.raw_payload, q.violations)
+            for q in report.quarantined_records  # type: ignore[attr-defined]
+        ],
+        "null_counts": report.null_counts,  # type: ignore[attr-defined]
+        "null_rates": report.null_rates,  # type: ignore[attr-defined]
+        "breaches": report.null_breach_fields,  # type: ignore[attr-defined]
+        "unknown": report.observed_unknown_fields,  # type: ignore[attr-defined]
+        "counts": report.violation_counts,  # type: ignore[attr-defined]
+        "records": list(report.valid_records),  # type: ignore[attr-defined]
+    }
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(payloads(), st.integers(0, len(PAIRS) - 1))
+def test_fast_path_and_full_rules_agree(batch: list[bytes | None], pair: int) -> None:
+    """Same valid/quarantined split, violations, null counts/rates and unknown fields."""
+    fast, full = PAIRS[pair]
+    expected = summary(full.validate_payloads(batch))  # type: ignore[attr-defined]
+    assert summary(fast.validate_payloads(batch)) == expected  # type: ignore[attr-defined]
+
+
+GOOD = (
+    b'{"sym":"A","ts":"2026-11-30T14:00:00+00:00","seq":1,"px":2.5,"qty":null,'
+    b'"bid":null,"live":true,"at":null,"size_z":-1.0}'
+)
+
+
+@pytest.mark.parametrize(
+    "batch",
+    [
+        [GOOD + b"," + GOOD, GOOD[:40], GOOD[40:]],
+        [GOOD[:40] + b"]\n,[" + GOOD[40:], GOOD],
+        [GOOD + b"]\n,[" + GOOD, GOOD[:-1], b"}"],
+        [GOOD.replace(b'"A"', b'"A]\\n,["'), GOOD.replace(b'"seq":1', b'"seq":1,"seq":-1')],
+        [GOOD.replace(b"+00:00", b"z"), GOOD.replace(b"+00:00", b"Z"), GOOD.replace(b"T", b"t")],
+    ],
+    ids=["glued-then-split", "separator-inside", "unbalanced", "string-and-dup", "lowercase-z"],
+)
+def test_adversarial_boundaries_agree(batch: list[bytes]) -> None:
+    """Payloads built to shift element boundaries of a joined decode get the rules' verdict."""
+    for fast, full in PAIRS:
+        got = summary(fast.validate_payloads(batch))  # type: ignore[attr-defined]
+        assert got == summary(full.validate_payloads(batch))  # type: ignore[attr-defined]
+
+
+def test_fast_path_takes_clean_records() -> None:
+    """A clean record is accepted without the rules (the point of the fast path)."""
+    fast, _ = PAIRS[0]
+    native = fast._native  # type: ignore[attr-defined]
+    nulls = [0, 0, 0, 0, 0]
+    assert native.screen([GOOD, GOOD], nulls) == []
+    assert nulls == [2, 2, 0, 2, 0]
+
+
+def test_fast_path_error_falls_back_to_the_rules(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """If the fast path raises, the chunk goes to the full rules: same report, one log line."""
+    from stream_validator.verify.native import NativeCheck
+
+    def explode(self: NativeCheck, part: object, nulls: list[int]) -> list[int]:
+        nulls[0] += 99  # partial work must not leak into the report
+        raise RuntimeError("fast path bug")
+
+    fast, full = PAIRS[0]
+    batch = [GOOD, GOOD.replace(b'"seq":1', b'"seq":-1'), GOOD]
+    expected = summary(full.validate_payloads(batch))  # type: ignore[attr-defined]
+    monkeypatch.setattr(NativeCheck, "screen", explode)
+    assert summary(fast.validate_payloads(batch)) == expected  # type: ignore[attr-defined]
+    assert [r.levelname for r in caplog.records] == ["ERROR"]
