@@ -87,13 +87,19 @@ def _read_outputs(bootstrap: str, topics: list[str], partitions: int) -> tuple[i
     return count, first, last
 
 
-def _run_child(command: list[str], core: int) -> tuple[float, float, int]:
+def _run_child(command: list[str], core: int, timeout_s: float) -> tuple[float, float, int]:
     """Run a peer pinned to one core; return (cpu seconds, wall seconds, exit status)."""
     if shutil.which("taskset"):
         command = ["taskset", "-c", str(core), *command]
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=REPO)
-    _, status, usage = os.wait4(process.pid, 0)
+    # A peer that never finishes must not hang the bench: kill it after the time limit.
+    killer = threading.Timer(timeout_s, process.kill)
+    killer.start()
+    try:
+        _, status, usage = os.wait4(process.pid, 0)
+    finally:
+        killer.cancel()
     process.returncode = os.waitstatus_to_exitcode(status)
     return usage.ru_utime + usage.ru_stime, time.perf_counter() - started, process.returncode
 
@@ -111,7 +117,7 @@ def run_peer(peer: str, bootstrap: str, source: str, args: argparse.Namespace) -
         command = [sys.executable, str(Path(__file__)), "--child", peer, *common]
     else:
         command = [sys.executable, str(HERE / "peers.py"), peer, *common]
-    cpu, wall, code = _run_child(command, args.core)
+    cpu, wall, code = _run_child(command, args.core, args.peer_timeout)
     if code != 0:
         return f"exited {code}"
     count, first, last = _read_outputs(bootstrap, [clean, dlq], args.partitions)
@@ -199,6 +205,7 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=300_000)
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--core", type=int, default=1, help="the core each peer is pinned to")
+    parser.add_argument("--peer-timeout", type=float, default=300.0, help="seconds per peer")
     parser.add_argument("--peers", default=",".join(PEERS), help=f"subset of {','.join(PEERS)}")
     args = parser.parse_args()
     from stream_validator.kafka.localbroker import LocalKafkaBroker

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import tempfile
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -163,6 +164,7 @@ def run_quix(bootstrap: str, source: str, clean: str, dlq: str, group: str, reco
         auto_offset_reset="earliest",
         processing_guarantee="at-least-once",
         auto_create_topics=False,
+        state_dir=tempfile.mkdtemp(prefix="quix-state-"),
     )
     source_topic = app.topic(source, value_deserializer="bytes", key_deserializer="bytes")
     clean_topic = app.topic(clean, value_serializer="bytes", key_serializer="bytes")
