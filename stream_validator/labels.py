@@ -19,6 +19,8 @@ RESERVED_LABELS = frozenset({RECORD_LABEL, OVERFLOW_LABEL})
 MAX_FIELD_CHARS = 128
 MAX_CONFIG_CHARS = 249  # Kafka's limit on topic names; plenty for routes and contracts
 MAX_EVENT_NAMES = 50
+# Distinct payload-derived names a long-lived summary (offline validate, replay) keeps in memory.
+MAX_SUMMARY_NAMES = 1000
 
 
 class LabelBudget:
@@ -108,3 +110,13 @@ def bounded_counts(
     for name, n in ranked[:cap]:
         kept[short_name(name)] += n
     return dict(kept), len(ranked) - min(len(ranked), cap)
+
+
+def count_bounded(
+    counts: Counter[str], name: str, n: int = 1, cap: int = MAX_SUMMARY_NAMES
+) -> None:
+    """Add ``n`` to ``name``, or to ``OVERFLOW_LABEL`` once ``cap`` names are already counted."""
+    if name in counts or len(counts) < cap:
+        counts[name] += n
+    else:
+        counts[OVERFLOW_LABEL] += n

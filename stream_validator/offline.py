@@ -12,6 +12,7 @@ from typing import IO, Any
 from stream_validator.codec import encode_json, payload_to_text
 from stream_validator.contracts import load_contract
 from stream_validator.errors import ContractFileError
+from stream_validator.labels import MAX_SUMMARY_NAMES, bounded_counts, bounded_names, count_bounded
 from stream_validator.verify import (
     BatchAccumulator,
     DataSchemaContractVerifier,
@@ -59,6 +60,7 @@ class FileSummary:
     violations_by_field: Counter[str] = field(default_factory=Counter)
     null_counts: Counter[str] = field(default_factory=Counter)
     unknown_fields: set[str] = field(default_factory=set)
+    unknown_fields_left_out: int = 0
     invalid_batches: list[dict[str, Any]] = field(default_factory=list)
     invalid_batch_count: int = 0
 
@@ -74,9 +76,15 @@ class FileSummary:
         self.valid += report.valid_count
         self.quarantined += report.quarantined_count
         self.violations_by_kind.update(report.counts_by_kind())
-        self.violations_by_field.update(report.counts_by_field())
+        for name, n in report.counts_by_field().items():
+            count_bounded(self.violations_by_field, name, n)
         self.null_counts.update(report.null_counts)
-        self.unknown_fields |= report.observed_unknown_fields
+        for name in report.observed_unknown_fields:
+            # Payload-derived: memory stays bounded however many distinct keys a file holds.
+            if name in self.unknown_fields or len(self.unknown_fields) < MAX_SUMMARY_NAMES:
+                self.unknown_fields.add(name)
+            else:
+                self.unknown_fields_left_out += 1
         if not report.is_batch_valid:
             self.invalid_batch_count += 1
             if len(self.invalid_batches) < MAX_LISTED_BATCHES:
@@ -95,6 +103,8 @@ class FileSummary:
             name: (n * 100.0 / self.valid if self.valid else 0.0)
             for name, n in self.null_counts.items()
         }
+        unknown, left_out = bounded_names(self.unknown_fields)
+        by_field, fields_left_out = bounded_counts(self.violations_by_field)
         return {
             "contract": self.contract,
             "contract_version": self.contract_version,
@@ -107,9 +117,12 @@ class FileSummary:
             "invalid_batches": self.invalid_batch_count,
             "invalid_batch_details": self.invalid_batches,
             "violations_by_kind": dict(self.violations_by_kind.most_common()),
-            "violations_by_field": dict(self.violations_by_field.most_common()),
+            "violations_by_field": by_field,
+            "violations_by_field_left_out": fields_left_out,
             "null_rates_overall": rates,
-            "observed_unknown_fields": sorted(self.unknown_fields),
+            "observed_unknown_fields": unknown,
+            # At least this many more: names past the in-memory cap are counted per batch.
+            "observed_unknown_fields_left_out": left_out + self.unknown_fields_left_out,
             "verdict": "VALID" if self.is_valid else "INVALID",
         }
 

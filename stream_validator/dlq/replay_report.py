@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stream_validator.dlq.replay import Decision, Outcome, ReplayOutput
+from stream_validator.labels import bounded_counts, count_bounded
 
 EXIT_OK, EXIT_NOT_ALL, EXIT_USAGE, EXIT_KAFKA, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 _NOT_DELIVERED = (
@@ -74,7 +75,7 @@ class ReplaySummary:
             self.filtered[str(decision.reason)] += 1
         for violation in decision.violations:
             self.violations_by_kind[str(violation.kind)] += 1
-            self.violations_by_field[violation.field or "<record>"] += 1
+            count_bounded(self.violations_by_field, violation.field or "<record>")
         listed = self.examples.setdefault(name, [])
         if len(listed) < self.max_examples and decision.outcome is not Outcome.FILTERED_OUT:
             listed.append(_example(decision))
@@ -108,7 +109,7 @@ class ReplaySummary:
             "unreplayable_by_reason": dict(self.unreplayable),
             "filtered_out_by": dict(self.filtered),
             "violations_by_kind": dict(self.violations_by_kind),
-            "violations_by_field": dict(self.violations_by_field),
+            "violations_by_field": bounded_counts(self.violations_by_field)[0],
             "examples": self.examples,
             "committed_offsets": {str(p): o for p, o in sorted(self.committed.items())},
             "interrupted": self.interrupted,
@@ -138,7 +139,7 @@ class ReplaySummary:
             ("unreplayable", self.unreplayable),
             ("filtered out by", self.filtered),
             ("still failing by kind", self.violations_by_kind),
-            ("still failing by field", self.violations_by_field),
+            ("still failing by field", Counter(bounded_counts(self.violations_by_field)[0])),
         ):
             if counts:
                 lines.append(f"{title}: {_counts(counts)}")

@@ -123,6 +123,17 @@ def test_validate_json_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert summary["verdict"] == "INVALID"
 
 
+def test_summary_bounds_payload_derived_names(tmp_path: Path) -> None:
+    """90,000 unique unknown keys keep the summary small: 50 names shown, the rest counted."""
+    keys = {f"k{i}": 1 for i in range(90_000)}
+    source = io.BytesIO(jsonl(*(tick(i, **dict(list(keys.items())[i::20])) for i in range(20))))
+    verifier = DataSchemaContractVerifier(load_contract(TICK))
+    summary = validate_jsonl(verifier, source, batch_size=5).as_dict()
+    assert len(summary["observed_unknown_fields"]) == 50
+    assert summary["observed_unknown_fields_left_out"] >= 89_950
+    assert len(json.dumps(summary)) < 20_000
+
+
 def test_batch_size_scopes_the_null_ceiling() -> None:
     """With --batch-size the null ceiling is judged per batch: one bad batch fails the run."""
     verifier = DataSchemaContractVerifier(load_contract(TICK))
