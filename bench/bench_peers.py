@@ -161,23 +161,11 @@ def child_service(peer: str, argv: list[str]) -> None:
 
 
 def fill(bootstrap: str, topic: str, records: int) -> None:
-    from confluent_kafka import Producer
-
     sys.path.insert(0, str(HERE))
+    from bench_service import fill as produce_all
     from bench_validate import make_payloads
 
-    payloads, _ = make_payloads(records, 0.01)
-    producer = Producer(
-        {"bootstrap.servers": bootstrap, "linger.ms": 20, "enable.idempotence": True}
-    )
-    for i, value in enumerate(payloads):
-        while True:
-            try:
-                producer.produce(topic, value, f"SYM{i % 500:03d}".encode())
-                break
-            except BufferError:
-                producer.poll(0.1)
-    producer.flush(120)
+    produce_all(bootstrap, topic, make_payloads(records, 0.01)[0])
 
 
 def print_table(rows: list[tuple[str, Row | str]], records: int) -> None:
