@@ -73,7 +73,14 @@ def _read_outputs(bootstrap: str, topics: list[str], partitions: int) -> tuple[i
         remaining = {k for k, end in ends.items() if end > 0}
         consumer.assign(tps)
         while remaining:
-            for message in consumer.consume(10_000, 1.0):
+            messages = consumer.consume(10_000, 1.0)
+            if not messages:
+                # Transactional outputs end with a control marker that is never delivered:
+                # the position past it tells that a partition was read to its end.
+                for tp in consumer.position([TopicPartition(t, p) for t, p in remaining]):
+                    if tp.offset >= ends[(tp.topic, tp.partition)]:
+                        remaining.discard((tp.topic, tp.partition))
+            for message in messages:
                 if message.error() is not None:
                     continue
                 count += 1
