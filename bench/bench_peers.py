@@ -133,8 +133,8 @@ def run_peer(peer: str, bootstrap: str, source: str, args: argparse.Namespace) -
 
 def child_service(peer: str, argv: list[str]) -> None:
     """Run StreamService in this process until it has delivered every record, then stop it."""
-    from stream_validator.config import config_from_mapping
-    from stream_validator.kafka.service import StreamService
+    from stream_validator.config.settings import config_from_mapping
+    from stream_validator.service.loop import StreamService
 
     bootstrap, source, clean, dlq, group, records = argv
     kafka: dict[str, object] = {"bootstrap_servers": bootstrap, "group_id": group}
@@ -203,7 +203,7 @@ def main() -> None:
     parser.add_argument("--peer-timeout", type=float, default=300.0, help="seconds per peer")
     parser.add_argument("--peers", default=",".join(PEERS), help=f"subset of {','.join(PEERS)}")
     args = parser.parse_args()
-    from stream_validator.kafka.localbroker import LocalKafkaBroker
+    from stream_validator.devbroker.broker import LocalKafkaBroker
 
     with tempfile.TemporaryDirectory() as tmp:
         external = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")

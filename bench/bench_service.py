@@ -20,9 +20,9 @@ from pathlib import Path
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from stream_validator.config import config_from_mapping
-from stream_validator.kafka.localbroker import LocalKafkaBroker
-from stream_validator.kafka.service import StreamService
+from stream_validator.config.settings import config_from_mapping
+from stream_validator.devbroker.broker import LocalKafkaBroker
+from stream_validator.service.loop import StreamService
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_validate import make_payloads

@@ -12,10 +12,10 @@ from typing import Any
 
 from confluent_kafka import Consumer, TopicPartition
 
-from stream_validator.config import load_config
+from stream_validator.config.settings import load_config
 from stream_validator.dlq.envelope_reader import dlq_document
-from stream_validator.kafka.admin import topics_of
-from stream_validator.kafka.records import source_record
+from stream_validator.kafka.messages import source_record
+from stream_validator.kafka.topics import topics_of
 
 
 def end_offsets(consumer: Consumer, topic: str) -> int:

@@ -21,4 +21,5 @@ step() { echo "==> $*" >&2; }
 step "ruff check";  .venv/bin/ruff check stream_validator tests bench
 step "ruff format"; .venv/bin/ruff format --check stream_validator tests bench
 step "mypy --strict"; .venv/bin/mypy stream_validator
+step "import rules (import-linter)"; .venv/bin/lint-imports
 step "pytest"; .venv/bin/pytest "$@"

@@ -2,6 +2,6 @@
 
 import sys
 
-from stream_validator.cli import main
+from stream_validator.cli.main import main
 
 sys.exit(main())

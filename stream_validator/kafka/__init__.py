@@ -1,5 +1,7 @@
-"""Everything that talks to Kafka: the only package that imports ``confluent_kafka``.
+"""The thin Kafka adapter: the only runtime package that imports ``confluent_kafka``.
 
-``devjars`` and ``devbroker`` assemble and run a real single-node Apache Kafka broker
-(KRaft, loopback only) from Maven Central jars, for development, tests and CI without Docker.
+``clients`` builds every client from a service config, ``topics`` checks and creates
+topics, ``transactions`` runs transactional calls with deadlines (``deadline``),
+``messages`` turns consumed messages into ``SourceRecord`` values and ``reader`` reads a
+topic range (the DLQ).
 """

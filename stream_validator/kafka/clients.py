@@ -7,7 +7,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaException, Producer
 
-from stream_validator.config import ServiceConfig, scrub
+from stream_validator.config.settings import ServiceConfig, scrub
 from stream_validator.errors import ConfigError
 
 # Defaults the service relies on; a user override of one of these is refused

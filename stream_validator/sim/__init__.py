@@ -1,6 +1,6 @@
 """The market-data simulator's PURE core: realistic records plus scheduled vendor drift.
 
-No Kafka, no clock, no files: ``stream_validator.kafka.simulate`` (``stream-validator
+No Kafka, no clock, no files: ``stream_validator.cli.simulate`` (``stream-validator
 simulate``) wraps it with a producer, pacing and signals. A seed fixes every record;
 the caller passes the elapsed time of each message.
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from stream_validator.kafka.devbroker import DevBrokerError, LocalKafkaBroker
+from stream_validator.cli.devkafka import DevBrokerError, LocalKafkaBroker
 
 _HERE = Path(__file__).parent
 _NO_BROKER = "no Kafka broker for the integration tests"

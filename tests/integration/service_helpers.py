@@ -19,9 +19,9 @@ from typing import Any
 import yaml
 from kafka_helpers import committed_offsets, end_offsets
 
-from stream_validator.config import ServiceConfig, load_config
-from stream_validator.kafka.service import StreamService
-from stream_validator.runtime import ServiceHooks
+from stream_validator.config.settings import ServiceConfig, load_config
+from stream_validator.service.loop import StreamService
+from stream_validator.service.state import ServiceHooks
 
 REPO = Path(__file__).resolve().parents[2]
 CONTRACTS = REPO / "config" / "contracts"

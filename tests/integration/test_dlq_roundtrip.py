@@ -23,7 +23,7 @@ from service_helpers import (
     write_config,
 )
 
-from stream_validator.kafka.replay import main as replay_main
+from stream_validator.cli.replay import main as replay_main
 
 LIMIT = 1_048_576  # service.max_message_bytes default
 

@@ -17,7 +17,7 @@ from kafka_helpers import (
     unique_name,
 )
 
-from stream_validator.kafka.devbroker import LocalKafkaBroker
+from stream_validator.cli.devkafka import LocalKafkaBroker
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 

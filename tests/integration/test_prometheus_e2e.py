@@ -17,7 +17,7 @@ import yaml
 from kafka_helpers import create_topic, unique_group
 from service_helpers import REPO, ServiceProcess, free_port, route, wait_until, write_config
 
-from stream_validator.kafka.simulate import main as simulate
+from stream_validator.cli.simulate import main as simulate
 
 ALERTS = REPO / "deploy" / "prometheus" / "alerts.yml"
 

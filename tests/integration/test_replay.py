@@ -31,8 +31,8 @@ from service_helpers import (
     write_config,
 )
 
-from stream_validator.kafka.replay import build_job, main, parse_args
-from stream_validator.kafka.replayer import DlqReplayer
+from stream_validator.cli.replay import build_job, main, parse_args
+from stream_validator.replay.runner import DlqReplayer
 
 ROUTE = "ticks"
 DLQ_PARTITIONS = 2

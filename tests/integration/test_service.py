@@ -33,7 +33,7 @@ from service_helpers import (
     write_config,
 )
 
-from stream_validator.kafka.devbroker import LocalKafkaBroker
+from stream_validator.cli.devkafka import LocalKafkaBroker
 
 Outgoing = tuple[bytes | None, bytes | None, list[tuple[str, bytes]] | None]
 

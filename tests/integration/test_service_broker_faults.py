@@ -17,7 +17,7 @@ from service_helpers import (
 )
 from test_service_process import outputs_by_source, produced, setup_stream
 
-from stream_validator.kafka.devbroker import LocalKafkaBroker
+from stream_validator.cli.devkafka import LocalKafkaBroker
 
 
 def test_exactly_once_recovers_after_broker_kill_and_restart(

@@ -21,8 +21,8 @@ from service_helpers import (
     write_config,
 )
 
-from stream_validator.pipeline import BatchPlan
-from stream_validator.runtime import ServiceHooks
+from stream_validator.service.pipeline import BatchPlan
+from stream_validator.service.state import ServiceHooks
 
 MODES = ["at-least-once", "exactly-once"]
 

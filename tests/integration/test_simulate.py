@@ -11,8 +11,8 @@ from confluent_kafka.admin import AdminClient
 from kafka_helpers import ReadMessage, create_topic, end_offsets, read_topic, unique_name
 
 from stream_validator import DataSchemaContractVerifier, load_contract
+from stream_validator.cli.simulate import EXIT_OK, EXIT_USAGE, main
 from stream_validator.codec import decode_json
-from stream_validator.kafka.simulate import EXIT_OK, EXIT_USAGE, main
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 

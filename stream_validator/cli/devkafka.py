@@ -1,0 +1,123 @@
+"""``stream-validator dev-kafka``: run a real local Kafka broker for development and tests.
+
+    start   fetch jars if needed, format a fresh data dir (unless --keep-data), start detached,
+            wait until it serves metadata; the last stdout line is the bootstrap address
+    stop    SIGTERM the broker of the state dir (SIGKILL after --timeout seconds)
+    status  running or not, pid, address, resident memory; exit 1 when not running
+    fetch   only download the jars into the cache
+
+Progress and errors go to stderr, so ``addr=$(... start | tail -n1)`` captures the address.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from stream_validator.devbroker.broker import LocalKafkaBroker
+from stream_validator.devbroker.jars import KAFKA_VERSION, DevBrokerError, fetch_jars
+from stream_validator.devbroker.settings import DEFAULT_HEAP
+
+__all__ = ["DevBrokerError", "LocalKafkaBroker", "main"]
+
+DEFAULT_STATE_DIR = Path(".dev-kafka")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="stream-validator dev-kafka",
+        description=f"Run a local single-node Apache Kafka {KAFKA_VERSION} broker (no Docker).",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    state = argparse.ArgumentParser(add_help=False)
+    state.add_argument(
+        "--state-dir",
+        type=Path,
+        default=DEFAULT_STATE_DIR,
+        help="broker config, data, log and pid file (default: ./.dev-kafka)",
+    )
+    start = commands.add_parser("start", parents=[state], help="start a broker")
+    start.add_argument("--port", type=int, help="client port (default: a free one)")
+    start.add_argument("--controller-port", type=int, help="KRaft controller port")
+    start.add_argument("--heap", default=DEFAULT_HEAP, help="JVM -Xms/-Xmx (default: 512m)")
+    start.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for ready")
+    start.add_argument(
+        "--keep-data",
+        action="store_true",
+        help="restart on the existing data dir and ports instead of formatting afresh",
+    )
+    stop = commands.add_parser("stop", parents=[state], help="stop the broker")
+    stop.add_argument("--timeout", type=float, default=30.0, help="seconds before SIGKILL")
+    commands.add_parser("status", parents=[state], help="is the broker running?")
+    commands.add_parser("fetch", help="download the broker jars into the cache only")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one ``dev-kafka`` subcommand; return the process exit code."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "fetch":
+            print(fetch_jars(say=_say))
+            return 0
+        if args.command == "start":
+            return _start(args)
+        broker = LocalKafkaBroker(args.state_dir)
+        if args.command == "stop":
+            return _stop(broker, args.timeout)
+        return _status(broker)
+    except DevBrokerError as exc:
+        _say(f"error: {exc}")
+        return 1
+
+
+def _start(args: argparse.Namespace) -> int:
+    broker = LocalKafkaBroker(
+        args.state_dir,
+        port=args.port,
+        controller_port=args.controller_port,
+        heap=args.heap,
+        startup_timeout=args.timeout,
+    )
+    if broker.is_running():
+        _say(f"a broker from {broker.layout.root} is already running (pid {broker.pid})")
+        print(broker.bootstrap_servers)
+        return 0
+    fetch_jars(broker.kafka_version, say=_say)
+    kept = args.keep_data and broker.layout.meta_properties.is_file()
+    how = "on its existing data" if kept else "with a freshly formatted data dir"
+    _say(f"starting Kafka {broker.kafka_version} in {broker.layout.root} {how}")
+    bootstrap = broker.start(keep_data=args.keep_data)
+    _say(f"ready: pid {broker.pid}, log {broker.layout.broker_log}")
+    print(bootstrap)
+    return 0
+
+
+def _stop(broker: LocalKafkaBroker, timeout: float) -> int:
+    pid = broker.pid
+    if pid is None:
+        _say(f"no broker running from {broker.layout.root}")
+        return 0
+    broker.stop(timeout)
+    _say(f"stopped broker pid {pid}")
+    return 0
+
+
+def _status(broker: LocalKafkaBroker) -> int:
+    pid = broker.pid
+    if pid is None:
+        print(f"not running (state dir {broker.layout.root})")
+        return 1
+    rss = broker.rss_bytes()
+    memory = f" rss={rss / 2**20:.0f}MiB" if rss is not None else ""
+    print(f"running pid={pid} bootstrap={broker.bootstrap_servers}{memory}")
+    return 0
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

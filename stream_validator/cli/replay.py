@@ -1,0 +1,335 @@
+"""``stream-validator replay``: re-validate quarantined DLQ records and send the fixed ones on.
+
+    stream-validator replay --config service.yaml --dlq-topic ticks.dlq \\
+        --contract tick-v2.yaml --kind below_min --field price --to clean --dry-run
+
+Reads the DLQ topic (every partition) from where this replay last stopped up to the
+end offsets observed at start (it never waits for new records), re-validates each
+envelope's original payload against the current contract, sends the records that now
+pass to the target (``clean``: the route's clean topic; ``source``: the topic the record
+came from, which must be one of the route's configured source topics; or a topic name,
+never another route's clean or DLQ topic unless ``--force``) with their original key,
+headers and timestamp plus
+``sv.replay.dlq.{topic,partition,offset}``, ``sv.replay.time``, ``sv.replay.group`` and
+``sv.replay.count`` (replay count + 1) headers, and writes records that still fail back
+to the DLQ as a new DLQ record with ``replay_count + 1`` (``--no-requeue`` leaves them).
+A record whose replay count reached ``--max-replays`` is never sent or requeued again
+(``exhausted``), whether it passes or not. Outcomes: ``stream_validator.replay.planner``.
+
+Idempotence
+-----------
+* **Replay groups.** Progress is a consumer group per DLQ topic, target and selection:
+  ``<base>.<digest>``, base ``--group`` (default ``stream-validator-replay.<dlq>.<target>``),
+  digest of the canonical selection (route, filters, range). ``--to source`` and
+  ``--to T`` for a source topic T of the route are one target (``source``): the latter
+  is ``--to source --source-topic T`` (the filter is left out when T is the route's only
+  source topic). ``--to clean`` and ``--to`` the route's clean topic are one target
+  too. Its committed offset per
+  DLQ partition means "every selected record below this offset is settled": sent,
+  requeued, exhausted, unreplayable or a duplicate. The selection itself is stored as
+  the commit metadata. A run starts at the group's committed offsets, so running the
+  same replay again reads only records that arrived since.
+* **Transactions.** Each chunk (``--batch-size`` records) is one Kafka transaction: the
+  target records, the requeued envelopes and the group's new offsets commit together.
+  A crash, a failed delivery or a lost broker aborts the chunk: read_committed readers
+  never see its outputs and the offsets do not move, so the next run redoes exactly that
+  chunk. Nothing is lost, and nothing already committed is sent again.
+  ``transactional.id`` is the base name, so a second replay to the same target fences
+  the first (which stops with exit code 3) and waits for its open chunk to be resolved.
+* **Overlapping selections.** Before reading, a run loads every group under the same
+  base and skips (``already_handled``) any record another group's selection selects
+  below that group's committed offset. A replay filtered by ``--kind`` followed by an
+  unfiltered one therefore never sends a record twice.
+* **One original record, one delivery.** Within a run, a second envelope of the same
+  source record (the service is at-least-once; a requeued copy and its original) is a
+  ``duplicate``. A record left in place by ``--no-requeue`` keeps its partition's group
+  offset from moving past it; records after it that would pass are ``held_back`` (not
+  sent) and are replayed by a later run, in order.
+* **What is not covered.** Consumers of the target that read uncommitted data can see
+  records of aborted chunks. Groups under a different ``--group`` base are independent.
+  The null ceiling (a batch statistic) is not re-applied: a record quarantined only for
+  ``null_ceiling_breach`` passes when its fields do.
+
+Unreplayable records (garbage, other envelope versions, truncated payloads, keys or
+headers, checksum mismatches, records too large for the target, and with ``--to source``
+a source topic the route does not read) are reported and skipped, never a crash.
+``--dry-run`` reads and decides the same way but writes nothing and commits nothing.
+
+Exit codes: 0 every selected record was replayed (dry run: would pass); 1 some selected
+record was not (still failing, exhausted, held back, unreplayable); 2 usage or
+configuration error, or a missing topic; 3 Kafka error; 130 interrupted (committed
+chunks stay committed). A progress bar goes to stderr when it is a terminal; the
+summary (``--json``: one JSON object) to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import IO
+
+from stream_validator.cli.argtypes import non_negative_int, positive_int
+from stream_validator.codec import encode_json
+from stream_validator.config.settings import (
+    PAYLOAD_HEADROOM_BYTES,
+    RouteConfig,
+    ServiceConfig,
+    load_config,
+)
+from stream_validator.contracts import load_contract
+from stream_validator.errors import ConfigError, StreamValidatorError
+from stream_validator.replay.planner import DEFAULT_MAX_REPLAYS, Outcome, Target
+from stream_validator.replay.report import EXIT_USAGE, ReplaySummary
+from stream_validator.replay.runner import DlqReplayer, ReplayJob, ReplaySetupError
+from stream_validator.replay.selection import Selection, parse_offset_bound
+from stream_validator.verify import DataSchemaContractVerifier
+
+_PROG = "stream-validator replay"
+# The broker's default offset.metadata.max.bytes is 4096; keep room for the framing.
+_MAX_SELECTION_BYTES = 3500
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=_PROG,
+        description="Re-validate quarantined DLQ records and send the ones that now pass on.",
+        epilog="exit codes: 0 all selected records replayed, 1 some not (still failing,"
+        " exhausted, held back, unreplayable), 2 usage/config error, 3 Kafka error,"
+        " 130 interrupted. Idempotence: see the README, 'DLQ replay'.",
+    )
+    add = parser.add_argument
+    add("--config", required=True, metavar="FILE", help="service YAML config (Kafka settings)")
+    add("--dlq-topic", required=True, metavar="TOPIC", help="the DLQ topic to replay")
+    add("--route", metavar="NAME", help="default: the route whose dlq_topic is the DLQ topic")
+    add("--contract", metavar="FILE", help="contract to re-validate with (default: the route's)")
+    add("--to", default="clean", metavar="clean|source|TOPIC", help="target (default: clean)")
+    add("--from", dest="from_time", metavar="TIME", help="DLQ record timestamp >= TIME (ISO-8601)")
+    add("--until", dest="until_time", metavar="TIME", help="DLQ record timestamp < TIME")
+    add("--from-offset", action="append", default=[], metavar="[P:]N", help="offset >= N")
+    add("--until-offset", action="append", default=[], metavar="[P:]N", help="offset < N")
+    add("--kind", action="append", default=[], help="a violation kind (repeatable)")
+    add("--field", action="append", default=[], help="a violation field (repeatable)")
+    add("--source-topic", action="append", default=[], metavar="TOPIC", help="(repeatable)")
+    add("--contract-version", action="append", default=[], metavar="V", help="of the envelope")
+    add(
+        "--max-replays",
+        type=non_negative_int,
+        default=DEFAULT_MAX_REPLAYS,
+        metavar="N",
+        help="requeue a record at most N times (default: %(default)s)",
+    )
+    add("--no-requeue", action="store_true", help="leave still-failing records in place")
+    add("--force", action="store_true", help="allow --to another route's clean or DLQ topic")
+    add("--dry-run", action="store_true", help="report what would happen; write nothing")
+    add("--group", metavar="BASE", help="consumer group base name (see the idempotence notes)")
+    add("--batch-size", type=positive_int, default=500, metavar="N", help="records per transaction")
+    add("--timeout", type=float, default=30.0, metavar="SECONDS", help="per broker request")
+    add("--examples", type=non_negative_int, default=3, metavar="N", help="examples per outcome")
+    add("--json", action="store_true", help="print the summary as one JSON object")
+    return parser
+
+
+def parse_time_ms(text: str) -> int:
+    """ISO-8601 (a naive time is UTC) or epoch milliseconds; raise ValueError."""
+    if text.isdigit():
+        return int(text)
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"not an ISO-8601 time or epoch milliseconds: {text!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp() * 1000)
+
+
+def build_job(args: argparse.Namespace) -> ReplayJob:
+    """Resolve config, route, contract, target and selection; raise on bad usage."""
+    config = load_config(args.config)
+    route = _route(config, args.route, args.dlq_topic)
+    if args.contract:
+        contract = load_contract(args.contract)
+    elif route is not None:
+        contract = route.contract
+    else:
+        raise ConfigError(f"no route has dlq_topic {args.dlq_topic!r}: pass --route or --contract")
+    target, source_filter = _target(args.to, route, config, args.dlq_topic, force=args.force)
+    if source_filter and args.source_topic:
+        raise ValueError("--to a source topic already filters by it: use --to source instead")
+    from_ms = None if args.from_time is None else parse_time_ms(args.from_time)
+    until_ms = None if args.until_time is None else parse_time_ms(args.until_time)
+    if from_ms is not None and until_ms is not None and until_ms <= from_ms:
+        raise ValueError("--until must be later than --from")
+    selection = Selection(
+        route=route.name if route is not None else None,
+        kinds=frozenset(args.kind),
+        fields=frozenset(args.field),
+        source_topics=frozenset(args.source_topic) | source_filter,
+        contract_versions=frozenset(args.contract_version),
+        from_ms=from_ms,
+        until_ms=until_ms,
+        from_offset=parse_offset_bound(args.from_offset),
+        until_offset=parse_offset_bound(args.until_offset),
+    )
+    if len(selection.encode().encode()) > _MAX_SELECTION_BYTES:
+        raise ValueError("the selection is too large to store as commit metadata")
+    limit = config.max_message_bytes - PAYLOAD_HEADROOM_BYTES
+    verifier = DataSchemaContractVerifier(
+        contract, max_payload_bytes=route.max_payload_bytes if route is not None else limit
+    )
+    return ReplayJob(
+        config=config,
+        dlq_topic=args.dlq_topic,
+        selection=selection,
+        verifier=verifier,
+        target=target,
+        group_base=args.group or f"stream-validator-replay.{args.dlq_topic}.{target.label}",
+        max_replays=args.max_replays,
+        requeue=not args.no_requeue,
+        dry_run=args.dry_run,
+        batch_size=args.batch_size,
+        timeout_s=args.timeout,
+        max_examples=args.examples,
+    )
+
+
+def _route(config: ServiceConfig, name: str | None, dlq_topic: str) -> RouteConfig | None:
+    if name is not None:
+        for route in config.routes:
+            if route.name == name:
+                return route
+        raise ConfigError(f"{config.source}: no route named {name!r}")
+    matching = [r for r in config.routes if r.dlq_topic == dlq_topic]
+    if len(matching) > 1:
+        names = ", ".join(r.name for r in matching)
+        raise ConfigError(f"routes {names} all quarantine to {dlq_topic!r}: pass --route")
+    return matching[0] if matching else None
+
+
+def _target(
+    spec: str, route: RouteConfig | None, config: ServiceConfig, dlq_topic: str, *, force: bool
+) -> tuple[Target, frozenset[str]]:
+    """The target, and a source-topic filter it implies (``--to`` one source topic)."""
+    if spec == dlq_topic:
+        raise ConfigError("--to cannot be the DLQ topic itself (still-failing records go there)")
+    if spec == "clean" or (route is not None and spec == route.clean_topic):
+        if route is None:
+            raise ConfigError("--to clean needs a route (--route): its clean topic is the target")
+        return Target("clean", route.clean_topic), frozenset()
+    if spec == "source" or (route is not None and _is_source_of(route, spec)):
+        if route is None:
+            raise ConfigError("--to source needs a route (--route): its source topics")
+        # Always taken from the config, never from the envelopes alone.
+        target = Target("source", None, frozenset(route.source_topics), route.source_pattern)
+        only = route.source_topics == (spec,) and route.source_pattern is None
+        return target, frozenset() if spec == "source" or only else frozenset({spec})
+    others = {
+        topic
+        for other in config.routes
+        if other is not route
+        for topic in (other.clean_topic, other.dlq_topic)
+    }
+    if route is not None:
+        others.discard(route.clean_topic)
+    if spec in others and not force:
+        raise ConfigError(
+            f"--to {spec!r} is another route's clean or DLQ topic; pass --force to send there"
+        )
+    return Target("topic", spec), frozenset()
+
+
+def _is_source_of(route: RouteConfig, topic: str) -> bool:
+    if topic in route.source_topics:
+        return True
+    return (
+        route.source_pattern is not None and re.fullmatch(route.source_pattern, topic) is not None
+    )
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Parse the command line (argparse exits with code 2 on bad usage)."""
+    return _parser().parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``stream-validator replay``; return the process exit code."""
+    args = parse_args(argv)
+    try:
+        job = build_job(args)
+    except (StreamValidatorError, ValueError, OSError) as exc:
+        print(f"{_PROG}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    stop = threading.Event()
+    bar = _ProgressBar(sys.stderr) if sys.stderr.isatty() else None
+    with _signals_stop(stop):
+        try:
+            summary = DlqReplayer(job, progress=bar.update if bar else None, stop=stop).run()
+        except (ReplaySetupError, ConfigError) as exc:
+            print(f"{_PROG}: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        finally:
+            if bar is not None:
+                bar.close()
+    if args.json:
+        print(encode_json(summary.as_dict()).decode(), flush=True)
+    else:
+        print(summary.render(), flush=True)
+    if summary.error is not None:
+        print(f"{_PROG}: error: {summary.error}", file=sys.stderr)
+    return summary.exit_code()
+
+
+class _ProgressBar:
+    """A one-line progress bar, redrawn at most ten times a second."""
+
+    def __init__(self, stream: IO[str], width: int = 30) -> None:
+        self._stream = stream
+        self._width = width
+        self._last = 0.0
+        self._shown = False
+
+    def update(self, done: int, total: int, summary: ReplaySummary) -> None:
+        now = time.monotonic()
+        if now - self._last < 0.1 and done < total:
+            return
+        self._last = now
+        filled = self._width if not total else min(self._width, self._width * done // total)
+        passed = summary.outcomes[summary.name(Outcome.PASSED)]
+        failing = summary.outcomes[str(Outcome.STILL_FAILING)]
+        self._stream.write(
+            f"\rreplay [{'#' * filled}{'.' * (self._width - filled)}] {done}/{total}"
+            f"  passed {passed}  still failing {failing}"
+        )
+        self._stream.flush()
+        self._shown = True
+
+    def close(self) -> None:
+        if self._shown:
+            self._stream.write("\n")
+            self._stream.flush()
+
+
+@contextmanager
+def _signals_stop(stop: threading.Event) -> Iterator[None]:
+    """SIGINT/SIGTERM finish the current chunk, then stop (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    for signum in previous:
+        signal.signal(signum, lambda *_: stop.set())
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

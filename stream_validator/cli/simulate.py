@@ -1,0 +1,271 @@
+"""``stream-validator simulate``: produce realistic market data, with scheduled vendor drift.
+
+    stream-validator simulate --topic ticks --rate 500 --duration 120 \\
+        --scenario field_rename@30s+10s --scenario null_bid_spike@every60s+5s
+    python -m stream_validator.cli.simulate --topic t --count 5000 --rate 0 \\
+        --seed 7 --scenario garbage@n1000+100 --create-topic --partitions 3
+
+Every message is keyed by symbol and carries a ``sv-sim-scenario`` header ("clean" or the
+drift's name). The last stdout line is a JSON summary. Exit codes: 0 every message
+delivered, 1 some delivery failed, 2 usage or setup error (bad spec, broker unreachable,
+missing topic). SIGINT/SIGTERM stop producing and flush; a second one abandons the flush.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from confluent_kafka import KafkaError, KafkaException, Producer
+
+from stream_validator.codec import encode_json
+from stream_validator.errors import StreamValidatorError
+from stream_validator.sim import (
+    SCENARIOS,
+    Entity,
+    ScenarioSpecError,
+    ScenarioWindow,
+    Schedule,
+    Simulator,
+    parse_spec,
+)
+from stream_validator.sim import schedule as spec_grammar
+from stream_validator.sim.producer import (
+    Limits,
+    RunResult,
+    StopFlag,
+    check_topic,
+    describe_error,
+    ensure_topic,
+    produce_simulated,
+)
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+DEFAULT_BOOTSTRAP: Final = "127.0.0.1:9092"
+# librdkafka's default (300 s) would make a dead broker look like a hang.
+DEFAULT_MESSAGE_TIMEOUT_MS: Final = 30_000
+_PROG: Final = "stream-validator simulate"
+
+
+def _parser() -> argparse.ArgumentParser:
+    grammar = (spec_grammar.__doc__ or "").replace("``", "")
+    scenarios = "\n".join(f"  {s.name:<16}{s.summary}" for s in SCENARIOS.values())
+    parser = argparse.ArgumentParser(
+        prog=_PROG,
+        description="Produce simulated market data (with scheduled vendor drift) to Kafka.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=f"scenarios:\n{scenarios}\n\nscenario specs (--scenario):\n{grammar}",
+    )
+    add = parser.add_argument
+    add(
+        "--bootstrap-servers",
+        default=os.environ.get("KAFKA_BOOTSTRAP_SERVERS") or DEFAULT_BOOTSTRAP,
+        help="default: $KAFKA_BOOTSTRAP_SERVERS, else %(default)s",
+    )
+    add("--topic", required=True)
+    add("--entity", choices=[e.value for e in Entity], default=Entity.TICK.value)
+    add(
+        "--rate",
+        type=_non_negative(float),
+        default=1000.0,
+        help="messages per second, 0: as fast as possible (default: %(default)g)",
+    )
+    add("--duration", type=_positive(float), metavar="SECONDS", help="stop after this long")
+    add("--count", type=_positive(int), metavar="N", help="stop after N messages")
+    add("--symbols", type=_positive(int), default=10, metavar="N", help="default: %(default)s")
+    add("--seed", type=int, help="fixes every record (default: random, shown in the summary)")
+    add(
+        "--scenario",
+        type=_scenario,
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="NAME[@WINDOW][:FRACTION], repeatable; see below",
+    )
+    add("--create-topic", action="store_true", help="create the topic if it is missing")
+    add("--partitions", type=_positive(int), metavar="N", help="with --create-topic (default 1)")
+    add(
+        "-X",
+        dest="extra",
+        type=_setting,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="librdkafka setting, repeatable (e.g. -X linger.ms=20)",
+    )
+    add(
+        "--connect-timeout",
+        type=_positive(float),
+        default=10.0,
+        metavar="SECONDS",
+        help="how long to wait for the broker at start (default: %(default)s)",
+    )
+    return parser
+
+
+def _positive(kind: Callable[[str], float]) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        value = _number(kind, text)
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+        return value
+
+    return parse
+
+
+def _non_negative(kind: Callable[[str], float]) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        value = _number(kind, text)
+        if not value >= 0:
+            raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+        return value
+
+    return parse
+
+
+def _number(kind: Callable[[str], float], text: str) -> float:
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+
+
+def _scenario(text: str) -> ScenarioWindow:
+    try:
+        return parse_spec(text)
+    except ScenarioSpecError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _setting(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key.strip(), value
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``stream-validator simulate``; return the process exit code."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.count is None and args.duration is None:
+        parser.error("give --count and/or --duration")
+    if args.partitions is not None and not args.create_topic:
+        parser.error("--partitions only applies with --create-topic")
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
+    extra = dict(args.extra)
+    config = _producer_config(args.bootstrap_servers, extra)
+    stop = StopFlag()
+    # Installed before setup, so a Ctrl-C while waiting for the broker ends the run cleanly.
+    with _signals_stop(stop):
+        try:
+            if args.create_topic:
+                admin_config = {"bootstrap.servers": args.bootstrap_servers, "log_level": 2}
+                ensure_topic(
+                    admin_config | extra, args.topic, args.partitions or 1, args.connect_timeout
+                )
+            producer = Producer(config | {"error_cb": _error_reporter(stop)})
+            check_topic(producer, args.topic, args.bootstrap_servers, args.connect_timeout)
+        except StreamValidatorError as exc:
+            print(f"{_PROG}: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        except KafkaException as exc:  # librdkafka refused a setting
+            print(f"{_PROG}: error: {describe_error(exc)}", file=sys.stderr)
+            return EXIT_USAGE
+        sim = Simulator(
+            args.entity,
+            symbols=args.symbols,
+            seed=seed,
+            schedule=Schedule(tuple(args.scenario)),
+            start=datetime.now(UTC),
+        )
+        limits = Limits(count=args.count, duration=args.duration, rate=args.rate)
+        flush_timeout = _message_timeout_s(config) + 5.0
+        result = produce_simulated(
+            producer, args.topic, sim, limits, stop, flush_timeout=flush_timeout
+        )
+    for error in result.tally.errors:
+        print(f"{_PROG}: delivery failed: {error}", file=sys.stderr)
+    print(encode_json(_summary(args, seed, result)).decode(), flush=True)
+    return EXIT_FAILED if result.tally.failed else EXIT_OK
+
+
+def _producer_config(bootstrap: str, extra: dict[str, str]) -> dict[str, Any]:
+    """Idempotent, acks=all, a bounded delivery timeout; ``-X`` settings win."""
+    config: dict[str, Any] = {
+        "bootstrap.servers": bootstrap,
+        "client.id": "stream-validator-simulate",
+        "enable.idempotence": True,
+        "acks": "all",
+        "linger.ms": 5,
+        # Connection failures reach error_cb, reported once each; -X log_level=6 shows the rest.
+        "log_level": 2,
+        # Topics are created on purpose (--create-topic), never by a metadata request.
+        "allow.auto.create.topics": False,
+        # Java-compatible key hashing: a symbol lands where a Java vendor feed would put it.
+        "partitioner": "murmur2_random",
+    }
+    if "delivery.timeout.ms" not in extra:  # an alias: setting both would be ambiguous
+        config["message.timeout.ms"] = DEFAULT_MESSAGE_TIMEOUT_MS
+    return config | extra
+
+
+def _message_timeout_s(config: dict[str, Any]) -> float:
+    value = config.get("message.timeout.ms", config.get("delivery.timeout.ms"))
+    return float(value) / 1000 if value is not None else DEFAULT_MESSAGE_TIMEOUT_MS / 1000
+
+
+def _summary(args: argparse.Namespace, seed: int, result: RunResult) -> dict[str, object]:
+    produced = sum(result.produced.values())
+    return {
+        "topic": args.topic,
+        "entity": args.entity,
+        "seed": seed,
+        "produced": produced,
+        "scenarios": dict(sorted(result.produced.items())),
+        "delivered": result.tally.delivered,
+        "failed": result.tally.failed,
+        "elapsed_s": round(result.elapsed, 3),
+        "rate_per_s": round(produced / result.elapsed, 1) if result.elapsed > 0 else None,
+        "stopped_by": result.stopped_by,
+    }
+
+
+def _error_reporter(stop: StopFlag) -> Callable[[KafkaError], None]:
+    """librdkafka's error callback: report each kind of error once; stop on a fatal one."""
+    seen: set[int] = set()
+
+    def on_error(err: KafkaError) -> None:
+        if err.fatal():
+            stop.abort(f"fatal error: {err.str()}")
+        if err.code() not in seen:
+            seen.add(err.code())
+            print(f"{_PROG}: kafka: {err.str()}", file=sys.stderr)
+
+    return on_error
+
+
+@contextmanager
+def _signals_stop(stop: StopFlag) -> Iterator[None]:
+    """Route SIGINT and SIGTERM to the stop flag (main thread only), restoring them after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, stop.request) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,200 @@
+"""Wiring for ``stream-validator run``: config -> logging -> metrics/health -> Kafka loop.
+
+Exit codes: 0 clean shutdown, 1 fatal Kafka error, 2 invalid configuration,
+3 halted after repeated delivery failures, 4 shutdown deadline exceeded.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+import time
+from collections.abc import Mapping
+from types import FrameType
+from typing import Any
+
+from stream_validator import __version__
+from stream_validator.config.settings import ServiceConfig, load_config, redacted
+from stream_validator.errors import ConfigError
+from stream_validator.service.health import HealthServer
+from stream_validator.service.logs import configure_logging
+from stream_validator.service.loop import StreamService
+from stream_validator.service.metrics import (
+    CollectorRegistry,
+    MetricsServer,
+    ServiceMetrics,
+    start_http_server,
+)
+from stream_validator.service.pipeline import BatchPlan
+from stream_validator.service.state import ServiceHooks, ServiceState
+
+EXIT_CONFIG, EXIT_DEADLINE = 2, 4
+log = logging.getLogger("stream_validator.service.app")
+
+
+def metrics_hooks(metrics: ServiceMetrics) -> ServiceHooks:
+    """Hooks that feed the service's events into Prometheus metrics."""
+
+    def on_batch(plan: BatchPlan, duration: float) -> None:
+        metrics.observe_batch(plan.route, plan.report, duration_seconds=duration, now=time.time())
+
+    def on_rebalance(event: str, partitions: list[tuple[str, int]]) -> None:
+        metrics.inc_rebalance(event)
+        if event in ("revoked", "lost"):
+            for topic, partition in partitions:
+                metrics.remove_partition(topic, partition)
+
+    return ServiceHooks(
+        on_batch=on_batch,
+        on_clean_latencies=metrics.observe_end_to_end_latency,
+        on_delivery_failure=metrics.inc_delivery_failure,
+        on_truncated=metrics.inc_dlq_truncated,
+        on_rebalance=on_rebalance,
+        on_commit=metrics.set_last_commit,
+        on_stats=metrics.update_from_librdkafka_stats,
+        on_ready=metrics.set_ready,
+    )
+
+
+def run_service(config_path: str, environ: Mapping[str, str] | None = None) -> int:
+    """Load the config and run the service until SIGTERM/SIGINT; return the exit code."""
+    try:
+        config = load_config(config_path, environ)
+    except ConfigError as exc:
+        configure_logging("INFO")
+        log.error("invalid configuration", extra={"error": str(exc)})
+        return EXIT_CONFIG
+    configure_logging(config.log_level, secrets=config.kafka.secrets())
+    log.info("starting", extra=_startup_summary(config))
+    registry = CollectorRegistry()
+    metrics = ServiceMetrics(registry)
+    metrics.set_build_info(
+        __version__, {r.contract.name: r.contract.version for r in config.routes}
+    )
+    for route in config.routes:
+        nullable = [f.name for f in route.contract.fields if f.is_nullable]
+        metrics.set_null_ceiling(route.contract.name, nullable, route.contract.max_allowed_null_pct)
+    state = ServiceState()
+    try:
+        service = StreamService(config, hooks=metrics_hooks(metrics), state=state)
+        health = HealthServer(
+            state,
+            host=config.health_host,
+            port=config.health_port,
+            liveness_timeout_s=config.liveness_timeout_s,
+        ).start()
+        metrics_server: MetricsServer | None = None
+        if config.metrics_enabled:
+            metrics_server = start_http_server(registry, config.metrics_host, config.metrics_port)
+    except (ConfigError, OSError) as exc:
+        log.error("cannot start", extra={"error": str(exc)})
+        return EXIT_CONFIG
+    log.info(
+        "endpoints",
+        extra={
+            "health": f"http://{health.host}:{health.port}/healthz",
+            "ready": f"http://{health.host}:{health.port}/readyz",
+            "status": f"http://{health.host}:{health.port}/status",
+            "metrics": (
+                f"http://{config.metrics_host}:{metrics_server.port}/metrics"
+                if metrics_server
+                else None
+            ),
+        },
+    )
+    _install_signal_handlers(service, config.shutdown_timeout_s)
+    try:
+        code = service.run()
+    except ConfigError as exc:
+        log.error("invalid Kafka settings", extra={"error": str(exc)})
+        code = EXIT_CONFIG
+    finally:
+        health.close()
+        if metrics_server is not None:
+            metrics_server.close()
+    log.info(
+        "stopped",
+        extra={
+            "exit_code": code,
+            "batches": state.batches,
+            "records": state.records,
+            "clean": state.clean,
+            "dlq": state.dlq,
+        },
+    )
+    return code
+
+
+def _install_signal_handlers(service: StreamService, deadline_s: float) -> None:
+    """SIGTERM/SIGINT stop the loop and arm the shutdown deadline from a watcher thread.
+
+    A Python signal handler runs only once the main thread is back in Python, which a blocking
+    librdkafka call can delay without limit. The interpreter's C-level handler, though, writes
+    the signal number to the wakeup fd at once, whatever the main thread is doing.
+    """
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, _ignore)  # the watcher acts; without a handler nothing is written
+    watcher = threading.Thread(
+        target=_watch_signals, args=(read_fd, service, deadline_s), name="sv-signals", daemon=True
+    )
+    watcher.start()
+
+
+def _ignore(_signum: int, _frame: FrameType | None) -> None:
+    return None
+
+
+def _watch_signals(read_fd: int, service: StreamService, deadline_s: float) -> None:
+    while True:
+        for signum in os.read(read_fd, 64):
+            if signum not in (signal.SIGTERM, signal.SIGINT) or service.stopping:
+                continue
+            log.info(
+                "shutdown requested",
+                extra={"signal": signal.Signals(signum).name, "deadline_s": deadline_s},
+            )
+            service.stop()
+            _start_watchdog(deadline_s)
+
+
+def _start_watchdog(deadline_s: float) -> None:
+    """Exit hard if the in-flight batch cannot finish within the deadline (nothing committed)."""
+
+    def expire() -> None:
+        logging.getLogger("stream_validator.service.app").error(
+            "shutdown deadline exceeded; exiting without committing the in-flight batch",
+            extra={"deadline_s": deadline_s},
+        )
+        logging.shutdown()
+        os._exit(EXIT_DEADLINE)
+
+    timer = threading.Timer(deadline_s, expire)
+    timer.daemon = True
+    timer.start()
+
+
+def _startup_summary(config: ServiceConfig) -> dict[str, Any]:
+    kafka = config.kafka
+    return {
+        "version": __version__,
+        "config": config.source,
+        "bootstrap_servers": kafka.bootstrap_servers,
+        "group_id": kafka.group_id,
+        "kafka_settings": redacted({**kafka.settings, **kafka.consumer, **kafka.producer}),
+        "routes": [
+            {
+                "name": r.name,
+                "sources": list(r.source_topics) or r.source_pattern,
+                "contract": f"{r.contract.name} v{r.contract.version}",
+                "clean": r.clean_topic,
+                "dlq": r.dlq_topic,
+                "on_null_ceiling_breach": r.on_null_ceiling_breach,
+            }
+            for r in config.routes
+        ],
+    }

@@ -1,0 +1,120 @@
+"""Liveness, readiness and status over HTTP (``/healthz``, ``/readyz``, ``/status``).
+
+Bounded against slow or idle clients (``httpbound.py``): a read timeout per request and a
+cap on connection threads, the oldest half-sent request evicted when the cap is reached.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+from stream_validator.codec import encode_json
+from stream_validator.service.httpbound import (
+    MAX_CONNECTIONS,
+    READ_TIMEOUT_S,
+    BoundedHandler,
+    BoundedHTTPServer,
+)
+from stream_validator.service.state import ServiceState
+
+LIVENESS_PATH = "/healthz"
+READINESS_PATH = "/readyz"
+STATUS_PATH = "/status"
+
+
+class HealthServer:
+    """A small HTTP server in a daemon thread; ``port`` is the bound port (0 picks one)."""
+
+    def __init__(
+        self,
+        state: ServiceState,
+        *,
+        host: str,
+        port: int,
+        liveness_timeout_s: float,
+        max_connections: int = MAX_CONNECTIONS,
+        read_timeout_s: float = READ_TIMEOUT_S,
+    ) -> None:
+        self.state = state
+        self.liveness_timeout_s = liveness_timeout_s
+        handler = _handler_for(self, read_timeout_s)
+        self._server = BoundedHTTPServer((host, port), handler, max_connections=max_connections)
+        self.host, self.port = host, int(self._server.server_address[1])
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="health", daemon=True
+        )
+
+    def start(self) -> HealthServer:
+        """Start serving in the background."""
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop serving and release the port."""
+        self._server.shutdown()
+        self._server.server_close()
+
+    @property
+    def peak_connections(self) -> int:
+        """The most connections (each holding a thread) ever open at once."""
+        return self._server.peak_connections
+
+    @property
+    def evicted(self) -> int:
+        """Connections closed before they finished sending a request, to make room."""
+        return self._server.evicted
+
+    def live(self) -> bool:
+        """True while the loop has run recently."""
+        return time.monotonic() - self.state.last_loop < self.liveness_timeout_s
+
+    def status(self) -> dict[str, Any]:
+        """The JSON body of /status."""
+        state = self.state
+        return {
+            "live": self.live(),
+            "ready": state.ready,
+            "uptime_s": round(time.monotonic() - state.started_at, 3),
+            "batches": state.batches,
+            "records": state.records,
+            "clean": state.clean,
+            "dlq": state.dlq,
+            "failed_batches": state.failed_batches,
+            "commits": state.commits,
+            "last_error": state.last_error,
+            "recent_batches": state.recent_events[-5:],
+        }
+
+
+def _handler_for(server: HealthServer, read_timeout_s: float) -> type[BaseHTTPRequestHandler]:
+    class Handler(BoundedHandler):
+        timeout = read_timeout_s
+
+        def do_GET(self) -> None:
+            path = self.path.split("?", 1)[0]
+            if path == LIVENESS_PATH:
+                ok = server.live()
+                self._reply(200 if ok else 503, {"live": ok})
+            elif path == READINESS_PATH:
+                ok = server.state.ready
+                self._reply(200 if ok else 503, {"ready": ok})
+            elif path == STATUS_PATH:
+                self._reply(200, server.status())
+            else:
+                self._reply(
+                    404,
+                    {"error": "not found", "paths": [LIVENESS_PATH, READINESS_PATH, STATUS_PATH]},
+                )
+
+        def _reply(self, code: int, body: dict[str, Any]) -> None:
+            data = encode_json(body)
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler

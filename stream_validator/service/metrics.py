@@ -1,0 +1,398 @@
+"""Prometheus metrics of the streaming service; the ONLY module that imports prometheus_client.
+
+Every metric lives on an injected ``CollectorRegistry`` (never the global one), so each
+service instance and each test owns its metrics.
+
+Label policy (the number of series is bounded by construction):
+
+* Values that come from code or configuration -- ``route``, ``contract``, ``topic``,
+  versions, the ``event`` and ``output`` enums, violation kinds, counts and timings -- are
+  checked and a wrong one raises ``ValueError`` (a programming or configuration error)
+  *before* anything is recorded, so a bad call never half-updates the registry.
+* Values derived from payloads are never used raw. An unknown field name (a payload key)
+  gets its own ``field`` label only if it is one of the first ``max_unknown_field_labels``
+  distinct names of its contract, is printable, at most 128 characters long and not a
+  reserved label; every other name is counted under ``"__overflow__"``. Declared field
+  names get the same treatment with a fixed backstop cap of 1000 per contract.
+  Payload values (symbols, prices, ...) are never read.
+* librdkafka statistics are external data: malformed entries are skipped, never raised on.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
+from wsgiref.simple_server import WSGIRequestHandler
+
+import prometheus_client
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from stream_validator.labels import (
+    OVERFLOW_LABEL,
+    RECORD_LABEL,
+    LabelBudget,
+    choice,
+    config_label,
+    is_config_label,
+    is_count,
+    is_number,
+)
+from stream_validator.service.httpbound import MAX_CONNECTIONS, BoundedHandler, BoundedWSGIServer
+from stream_validator.verify import SchemaContractValidationReport, ViolationKind
+
+# CollectorRegistry is re-exported so the app can build a registry without importing
+# prometheus_client itself.
+__all__ = [
+    "OUTPUTS",
+    "OVERFLOW_LABEL",
+    "REBALANCE_EVENTS",
+    "RECORD_LABEL",
+    "CollectorRegistry",
+    "MetricsServer",
+    "ServiceMetrics",
+    "render_metrics",
+    "start_http_server",
+]
+
+REBALANCE_EVENTS = frozenset({"assigned", "revoked", "lost"})
+OUTPUTS = frozenset({"clean", "dlq"})
+VIOLATION_KINDS = frozenset(str(kind) for kind in ViolationKind)
+MAX_DECLARED_FIELD_LABELS = 1000
+
+BATCH_SIZE_BUCKETS = (1, 10, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000)
+BATCH_DURATION_BUCKETS = (
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+)  # fmt: skip
+LATENCY_BUCKETS = (
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
+)  # fmt: skip
+
+_NOT_FETCHING = frozenset({"none", "stopping", "stopped"})
+
+
+class MetricsServer(NamedTuple):
+    """The /metrics HTTP server and its thread; unpacks as ``(server, thread)``."""
+
+    server: BoundedWSGIServer
+    thread: threading.Thread
+
+    @property
+    def port(self) -> int:
+        """The bound port (useful after asking for port 0)."""
+        return int(self.server.server_port)
+
+    def close(self) -> None:
+        """Stop serving, release the socket and wait for the thread."""
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=5)
+
+
+def start_http_server(
+    registry: CollectorRegistry,
+    host: str = "127.0.0.1",
+    port: int = 9464,
+    *,
+    max_connections: int = MAX_CONNECTIONS,
+) -> MetricsServer:
+    """Serve ``registry`` at http://host:port/metrics, bounded like the health server."""
+    server = BoundedWSGIServer((host, port), _MetricsHandler, max_connections=max_connections)
+    server.set_app(prometheus_client.make_wsgi_app(registry))
+    thread = threading.Thread(target=server.serve_forever, name="metrics", daemon=True)
+    thread.start()
+    return MetricsServer(server, thread)
+
+
+class _MetricsHandler(BoundedHandler, WSGIRequestHandler):
+    """wsgiref's handler with the per-read timeout (prometheus_client's has none)."""
+
+
+def render_metrics(registry: CollectorRegistry) -> str:
+    """The registry in the Prometheus text exposition format."""
+    return prometheus_client.generate_latest(registry).decode("utf-8")
+
+
+class ServiceMetrics:
+    """All metrics of the streaming service, registered on one ``CollectorRegistry``.
+
+    Call ``set_build_info`` and ``set_null_ceiling`` at startup: they create the drift and
+    breach counters at 0, so PromQL ``increase()`` sees the very first drift or breach.
+    Safe to call from several threads.
+    """
+
+    def __init__(self, registry: CollectorRegistry, *, max_unknown_field_labels: int = 50) -> None:
+        if not is_count(max_unknown_field_labels):
+            raise ValueError(
+                f"max_unknown_field_labels must be an int >= 0, got {max_unknown_field_labels!r}"
+            )
+        self._lock = threading.Lock()
+        self._unknown = LabelBudget(max_unknown_field_labels)
+        self._declared = LabelBudget(MAX_DECLARED_FIELD_LABELS)
+
+        def counter(name: str, doc: str, labels: Sequence[str]) -> Counter:
+            return Counter(name, doc, labels, registry=registry)
+
+        def gauge(name: str, doc: str, labels: Sequence[str] = ()) -> Gauge:
+            return Gauge(name, doc, labels, registry=registry)
+
+        def histogram(name: str, doc: str, buckets: Sequence[float]) -> Histogram:
+            return Histogram(name, doc, ["route"], buckets=buckets, registry=registry)
+
+        rc = ("route", "contract")
+        cf = ("contract", "field")
+        self._build_info = gauge(
+            "stream_validator_build_info", "Always 1; the version.", ["version"]
+        )
+        self._contract_info = gauge(
+            "stream_validator_contract_info",
+            "Always 1 per loaded contract.",
+            ("contract", "version"),
+        )
+        self._null_ceiling = gauge(
+            "stream_validator_null_ceiling_percent", "Allowed null % per nullable field.", cf
+        )
+        self._consumed = counter("stream_validator_records_consumed_total", "Records read.", rc)
+        self._valid = counter("stream_validator_records_valid_total", "Records passed.", rc)
+        self._quarantined = counter(
+            "stream_validator_records_quarantined_total", "Records sent to the DLQ.", rc
+        )
+        self._batches = counter("stream_validator_batches_total", "Micro-batches validated.", rc)
+        self._violations = counter(
+            "stream_validator_violations_total", "Rule violations.", (*cf, "kind")
+        )
+        self._null_rate = gauge(
+            "stream_validator_batch_null_rate_percent", "Null % of the last batch.", cf
+        )
+        self._breaches = counter(
+            "stream_validator_null_ceiling_breaches_total", "Batches over the null ceiling.", cf
+        )
+        self._unknown_fields = counter(
+            "stream_validator_unknown_fields_total", "Batches carrying the undeclared field.", cf
+        )
+        self._drift = counter(
+            "stream_validator_drift_batches_total", "Batches with undeclared fields.", ["contract"]
+        )
+        self._first_seen = gauge(
+            "stream_validator_unknown_field_first_seen_timestamp_seconds",
+            "When the undeclared field (label) was first seen.",
+            cf,
+        )
+        self._batch_size = histogram(
+            "stream_validator_batch_size_records", "Records per batch.", BATCH_SIZE_BUCKETS
+        )
+        self._batch_duration = histogram(
+            "stream_validator_batch_duration_seconds",
+            "Batch processing time.",
+            BATCH_DURATION_BUCKETS,
+        )
+        self._latency = histogram(
+            "stream_validator_end_to_end_latency_seconds",
+            "Source record timestamp to clean-topic produce ack.",
+            LATENCY_BUCKETS,
+        )
+        self._lag = gauge(
+            "stream_validator_consumer_lag_records", "Consumer lag.", ("topic", "partition")
+        )
+        self._rebalances = counter(
+            "stream_validator_rebalances_total", "Consumer group rebalances.", ["event"]
+        )
+        self._delivery_failures = counter(
+            "stream_validator_delivery_failures_total", "Failed produces.", ("route", "output")
+        )
+        self._truncated = counter(
+            "stream_validator_dlq_envelopes_truncated_total", "DLQ envelopes truncated.", ["route"]
+        )
+        self._last_commit = gauge(
+            "stream_validator_last_commit_timestamp_seconds", "Time of the last offset commit."
+        )
+        self._ready = gauge("stream_validator_ready", "1 when consuming, else 0.")
+        for event in sorted(REBALANCE_EVENTS):
+            self._rebalances.labels(event)
+
+    def set_build_info(self, version: str, contracts: Mapping[str, str]) -> None:
+        """Publish the service version and every loaded contract's version."""
+        version = config_label("version", version)
+        pairs = [
+            (config_label("contract", c), config_label("version", v)) for c, v in contracts.items()
+        ]
+        with self._lock:
+            self._build_info.clear()
+            self._build_info.labels(version).set(1)
+            self._contract_info.clear()
+            for name, contract_version in pairs:
+                self._contract_info.labels(name, contract_version).set(1)
+                self._drift.labels(name)
+
+    def set_null_ceiling(self, contract: str, fields: Sequence[str], pct: float) -> None:
+        """Publish a contract's null ceiling (0-100) for each of its nullable fields."""
+        contract = config_label("contract", contract)
+        if isinstance(fields, str):
+            raise ValueError(f"fields must be a sequence of names, not the string {fields!r}")
+        if not is_number(pct) or not 0 <= pct <= 100:
+            raise ValueError(f"pct must be a number in [0, 100], got {pct!r}")
+        with self._lock:
+            for name in fields:
+                label, _ = self._declared.label(contract, name)
+                self._null_ceiling.labels(contract, label).set(pct)
+                self._breaches.labels(contract, label)
+
+    def observe_batch(
+        self,
+        route: str,
+        report: SchemaContractValidationReport,
+        *,
+        duration_seconds: float,
+        now: float,
+    ) -> None:
+        """Record one validated micro-batch: counts, violations, null rates and drift."""
+        route = config_label("route", route)
+        contract = config_label("contract", report.contract_name)
+        _check_report(report)
+        if not is_number(duration_seconds) or duration_seconds < 0:
+            raise ValueError(
+                f"duration_seconds must be a finite number >= 0, got {duration_seconds!r}"
+            )
+        if not is_number(now):
+            raise ValueError(f"now must be a finite timestamp, got {now!r}")
+        with self._lock:
+            self._consumed.labels(route, contract).inc(report.total_records)
+            self._valid.labels(route, contract).inc(report.valid_count)
+            self._quarantined.labels(route, contract).inc(report.quarantined_count)
+            self._batches.labels(route, contract).inc()
+            self._batch_size.labels(route).observe(report.total_records)
+            self._batch_duration.labels(route).observe(duration_seconds)
+            # Created at 0 so increase() catches the first failure on this route.
+            for output in sorted(OUTPUTS):
+                self._delivery_failures.labels(route, output)
+            self._truncated.labels(route)
+
+            drift = self._drift.labels(contract)
+            if report.observed_unknown_fields:
+                drift.inc()
+            # Sorted, so which names win the label budget does not depend on hash order.
+            names = sorted(report.observed_unknown_fields)
+            seen = {self._unknown_label(contract, name, now) for name in names}
+            for label in sorted(seen):
+                self._unknown_fields.labels(contract, label).inc()
+
+            for (name, kind), n in report.violation_counts.items():
+                if name is None:
+                    label = RECORD_LABEL
+                elif kind == ViolationKind.UNKNOWN_FIELD:
+                    label = self._unknown_label(contract, name, now)
+                else:
+                    label, _ = self._declared.label(contract, name)
+                self._violations.labels(contract, label, str(kind)).inc(n)
+
+            for name, rate in report.null_rates.items():
+                label, _ = self._declared.label(contract, name)
+                self._null_rate.labels(contract, label).set(rate)
+                self._breaches.labels(contract, label)
+            for name in report.null_breach_fields:
+                label, _ = self._declared.label(contract, name)
+                self._breaches.labels(contract, label).inc()
+
+    def observe_end_to_end_latency(self, route: str, seconds: Iterable[float]) -> None:
+        """Record source-timestamp-to-produce-ack latencies; negatives (clock skew) count as 0."""
+        route = config_label("route", route)
+        child = self._latency.labels(route)
+        for value in seconds:
+            if is_number(value):  # a missing/garbled source timestamp is no latency
+                child.observe(max(0.0, float(value)))
+
+    def set_consumer_lag(self, topic: str, partition: int, lag: int) -> None:
+        """Publish the lag (records) of one assigned partition."""
+        topic = config_label("topic", topic)
+        if not is_count(partition):
+            raise ValueError(f"partition must be an int >= 0, got {partition!r}")
+        if not is_count(lag):
+            raise ValueError(f"lag must be an int >= 0, got {lag!r}")
+        self._lag.labels(topic, str(partition)).set(lag)
+
+    def remove_partition(self, topic: str, partition: int) -> None:
+        """Drop a revoked partition's lag series (no-op when it has none)."""
+        self._lag.remove(topic, str(partition))
+
+    def update_from_librdkafka_stats(self, stats: Mapping[str, Any]) -> None:
+        """Set consumer lag from decoded librdkafka statistics (``statistics.interval.ms``).
+
+        Reads ``topics.<t>.partitions.<p>.consumer_lag``; skips the internal partition -1,
+        unknown lags (-1) and anything malformed. A partition this consumer no longer
+        fetches (``desired`` false or ``fetch_state`` none/stopping/stopped) loses its
+        series: librdkafka keeps reporting a stale, frozen lag for revoked partitions.
+        """
+        topics = stats.get("topics")
+        if not isinstance(topics, Mapping):
+            return
+        for topic, topic_stats in topics.items():
+            partitions = topic_stats.get("partitions") if isinstance(topic_stats, Mapping) else None
+            if not is_config_label(topic) or not isinstance(partitions, Mapping):
+                continue
+            for key, partition_stats in partitions.items():
+                partition = _parse_partition(key)
+                if partition is None or not isinstance(partition_stats, Mapping):
+                    continue
+                lag = partition_stats.get("consumer_lag")
+                if not _is_fetching(partition_stats):
+                    self._lag.remove(topic, str(partition))
+                elif is_count(lag):
+                    self._lag.labels(topic, str(partition)).set(lag)
+
+    def inc_rebalance(self, event: str) -> None:
+        """Count a rebalance callback: assigned, revoked or lost."""
+        self._rebalances.labels(choice("event", event, REBALANCE_EVENTS)).inc()
+
+    def inc_delivery_failure(self, route: str, output: str) -> None:
+        """Count a failed produce to the clean or the dlq topic."""
+        route = config_label("route", route)
+        self._delivery_failures.labels(route, choice("output", output, OUTPUTS)).inc()
+
+    def inc_dlq_truncated(self, route: str) -> None:
+        """Count a DLQ envelope whose payload was cut to fit the message size limit."""
+        self._truncated.labels(config_label("route", route)).inc()
+
+    def set_last_commit(self, timestamp: float) -> None:
+        """Publish the Unix time of the last successful offset commit."""
+        if not is_number(timestamp):
+            raise ValueError(f"timestamp must be a finite number, got {timestamp!r}")
+        self._last_commit.set(timestamp)
+
+    def set_ready(self, ready: bool) -> None:
+        """Publish readiness: 1 while consuming with partitions assigned, else 0."""
+        self._ready.set(1 if ready else 0)
+
+    def _unknown_label(self, contract: str, name: str, now: float) -> str:
+        label, first = self._unknown.label(contract, name)
+        if first:
+            self._first_seen.labels(contract, label).set(now)
+        return label
+
+
+def _parse_partition(key: object) -> int | None:
+    # JSON object keys are strings; "-1" (librdkafka's internal partition) is rejected here.
+    if isinstance(key, str) and key.isascii() and key.isdigit():
+        return int(key)
+    return None
+
+
+def _is_fetching(partition_stats: Mapping[str, Any]) -> bool:
+    # Missing keys count as fetching, so a trimmed stats document still reports lag.
+    return (
+        partition_stats.get("desired") is not False
+        and partition_stats.get("fetch_state") not in _NOT_FETCHING
+    )
+
+
+def _check_report(report: SchemaContractValidationReport) -> None:
+    counts = (report.total_records, report.valid_count, report.quarantined_count)
+    if not all(is_count(n) for n in counts):
+        raise ValueError(f"report counts must be ints >= 0, got {counts!r}")
+    bad = sorted({str(kind) for _, kind in report.violation_counts} - VIOLATION_KINDS)
+    if bad:
+        raise ValueError(f"unknown violation kinds {bad}; expected ViolationKind values")
+    if not all(is_count(n) for n in report.violation_counts.values()):
+        raise ValueError("violation counts must be ints >= 0")
+    rates = list(report.null_rates.values())
+    if not all(is_number(r) for r in rates):
+        raise ValueError(f"null rates must be finite numbers, got {rates!r}")

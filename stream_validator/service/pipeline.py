@@ -1,0 +1,191 @@
+"""PURE routing: one route's micro-batch in, the records to produce out.
+
+No Kafka here: the Kafka loop turns messages into SourceRecords, asks a
+RouteProcessor for a BatchPlan, produces ``plan.outputs`` in order and commits
+only once every output was acknowledged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from stream_validator.config.settings import RouteConfig
+from stream_validator.dlq import EnvelopeContext, Headers, SourceRecord, build_dlq_record
+from stream_validator.dlq.records import replayed_count
+from stream_validator.labels import bounded_counts, bounded_names
+from stream_validator.verify import (
+    DataSchemaContractVerifier,
+    SchemaContractValidationReport,
+    Violation,
+    ViolationKind,
+)
+
+OutputKind = Literal["clean", "dlq"]
+
+
+@dataclass(frozen=True, slots=True)
+class OutputRecord:
+    """One record to produce, tied to the source record it accounts for."""
+
+    kind: OutputKind
+    topic: str
+    key: bytes | None
+    value: bytes | None
+    headers: Headers
+    timestamp_ms: int | None
+    source: SourceRecord
+    truncated: bool = False
+    first_violation: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BatchPlan:
+    """The outcome of one route batch: the report, the outputs, and the batch event."""
+
+    route: str
+    report: SchemaContractValidationReport
+    outputs: list[OutputRecord]
+    null_ceiling_action: str | None
+
+    @property
+    def clean_count(self) -> int:
+        """Records headed for the clean topic."""
+        return sum(1 for out in self.outputs if out.kind == "clean")
+
+    @property
+    def dlq_count(self) -> int:
+        """Records headed for the DLQ topic."""
+        return len(self.outputs) - self.clean_count
+
+    def event(self) -> dict[str, Any]:
+        """The structured batch event: no payload values, payload-derived names bounded."""
+        report = self.report
+        # Field names come from payloads (unknown keys): capped in number and length, so
+        # 90,000 unique keys cannot make a huge log line or fill /status.
+        by_field, fields_left_out = bounded_counts(report.counts_by_field())
+        unknown, unknown_left_out = bounded_names(report.observed_unknown_fields)
+        return {
+            "event": "batch",
+            "route": self.route,
+            "contract": report.contract_name,
+            "contract_version": report.contract_version,
+            "records": report.total_records,
+            "valid": report.valid_count,
+            "quarantined": report.quarantined_count,
+            "clean_out": self.clean_count,
+            "dlq_out": self.dlq_count,
+            "truncated_envelopes": sum(1 for out in self.outputs if out.truncated),
+            "violations_by_kind": report.counts_by_kind(),
+            "violations_by_field": by_field,
+            "violations_by_field_left_out": fields_left_out,
+            "null_rates": report.null_rates,
+            "null_breach_fields": report.null_breach_fields,
+            "null_ceiling_action": self.null_ceiling_action,
+            "unknown_fields": unknown,
+            "unknown_fields_left_out": unknown_left_out,
+            "is_batch_valid": report.is_batch_valid,
+        }
+
+
+class RouteProcessor:
+    """Validates a route's micro-batches and plans clean and DLQ outputs."""
+
+    __slots__ = ("_consumer_group", "_max_message_bytes", "_validator_version", "route", "verifier")
+
+    def __init__(
+        self,
+        route: RouteConfig,
+        *,
+        consumer_group: str,
+        validator_version: str,
+        max_message_bytes: int,
+    ) -> None:
+        self.route = route
+        self.verifier = DataSchemaContractVerifier(
+            route.contract, max_payload_bytes=route.max_payload_bytes
+        )
+        self._consumer_group = consumer_group
+        self._validator_version = validator_version
+        self._max_message_bytes = max_message_bytes
+
+    def plan(self, records: Sequence[SourceRecord], *, validated_at: str) -> BatchPlan:
+        """Validate the batch and return every output, in source order."""
+        route = self.route
+        report = self.verifier.validate_payloads([r.value for r in records])
+        dlq_violations: dict[int, list[Violation]] = {
+            q.index: q.violations for q in report.quarantined_records
+        }
+        action: str | None = None
+        if report.null_breach_fields:
+            action = route.on_null_ceiling_breach
+            if action == "quarantine":
+                batch_violations = _ceiling_violations(report)
+                for index in report.valid_indices:
+                    dlq_violations[index] = batch_violations
+        context = EnvelopeContext(
+            route=route.name,
+            contract_name=report.contract_name,
+            contract_version=report.contract_version,
+            consumer_group=self._consumer_group,
+            validator_version=self._validator_version,
+            validated_at=validated_at,
+        )
+        outputs: list[OutputRecord] = []
+        for index, record in enumerate(records):
+            violations = dlq_violations.get(index)
+            if violations is None:
+                outputs.append(
+                    OutputRecord(
+                        "clean",
+                        route.clean_topic,
+                        record.key,
+                        record.value,
+                        record.headers,
+                        record.timestamp_ms,
+                        record,
+                    )
+                )
+            else:
+                outputs.append(self.dlq_output(record, violations, context))
+        return BatchPlan(route.name, report, outputs, action)
+
+    def dlq_output(
+        self, record: SourceRecord, violations: Sequence[Violation], context: EnvelopeContext
+    ) -> OutputRecord:
+        """The DLQ record for one source record (either form, within the message limit).
+
+        A record a replay sent on carries its replay count (``sv.replay.count``); the new
+        envelope keeps it, so replay's ``--max-replays`` also stops records that go round
+        source -> DLQ -> source.
+        """
+        count = replayed_count(record.headers)
+        if count > context.replay_count:
+            context = replace(context, replay_count=count)
+        dlq = build_dlq_record(record, violations, context, max_bytes=self._max_message_bytes)
+        return OutputRecord(
+            "dlq",
+            self.route.dlq_topic,
+            dlq.key,
+            dlq.value,
+            dlq.headers,
+            record.timestamp_ms,
+            record,
+            dlq.truncated,
+            str(violations[0].kind) if violations else None,
+        )
+
+
+def _ceiling_violations(report: SchemaContractValidationReport) -> list[Violation]:
+    survivors = report.valid_count
+    return [
+        Violation(
+            name,
+            ViolationKind.NULL_CEILING_BREACH,
+            f"batch null rate of field {name!r} is {rate:.3f}%"
+            f" ({report.null_counts.get(name, 0)} of {survivors} records),"
+            f" above max_allowed_null_pct {report.max_allowed_null_pct}",
+        )
+        for name, rate in report.null_breach_fields.items()
+    ]

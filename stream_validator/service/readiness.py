@@ -1,0 +1,84 @@
+"""Whether the service can deliver: the broker answers and every output topic exists."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from confluent_kafka import KafkaException, Producer
+
+from stream_validator.config.settings import ServiceConfig
+from stream_validator.kafka.clients import missing_topics
+from stream_validator.service.state import ServiceState
+
+log = logging.getLogger("stream_validator.service")
+
+_PROBE_INTERVAL_S = 2.0
+
+
+class Readiness:
+    """Startup wait and idle recovery probe; errors go to ``note_error`` (not ready)."""
+
+    def __init__(
+        self,
+        config: ServiceConfig,
+        state: ServiceState,
+        *,
+        note_error: Callable[[str], None],
+        set_ready: Callable[[bool], None],
+        safe: Callable[[object], str],
+    ) -> None:
+        self._config = config
+        self._state = state
+        self._note_error = note_error
+        self._set_ready = set_ready
+        self._safe = safe
+        self._outputs = {t for r in config.routes for t in (r.clean_topic, r.dlq_topic)}
+        self._sources = {t for r in config.routes for t in r.source_topics}
+        self._last_probe = 0.0
+
+    def wait_for_topics(self, producer: Producer, stop: threading.Event) -> bool:
+        """Block (not ready) until the broker answers and every output topic exists."""
+        config = self._config
+        backoff = config.retry_backoff_s
+        while not stop.is_set():
+            self._state.last_loop = time.monotonic()
+            try:
+                missing = set(
+                    missing_topics(
+                        producer, self._outputs | self._sources, config.startup_check_timeout_s
+                    )
+                )
+            except KafkaException as exc:
+                self._note_error(f"broker not reachable yet: {exc}")
+            else:
+                if missing & self._sources:
+                    log.warning(
+                        "source topics do not exist yet; consuming them once they do",
+                        extra={"topics": sorted(missing & self._sources)},
+                    )
+                missing_outputs = sorted(missing & self._outputs)
+                if not missing_outputs:
+                    return True
+                self._note_error(f"output topics missing: {', '.join(missing_outputs)}")
+            stop.wait(backoff)
+            backoff = min(backoff * 2, config.retry_backoff_max_s)
+        return False
+
+    def probe(self, producer: Producer) -> None:
+        """Idle and not ready after a broker error: become ready again once it answers."""
+        now = time.monotonic()
+        if now - self._last_probe < _PROBE_INTERVAL_S:
+            return
+        self._last_probe = now
+        try:
+            missing = missing_topics(producer, self._outputs, self._config.startup_check_timeout_s)
+        except KafkaException as exc:
+            self._state.last_error = self._safe(f"broker not reachable: {exc}")
+            return
+        if missing:
+            self._note_error(f"output topics missing: {', '.join(missing)}")
+        else:
+            self._set_ready(True)

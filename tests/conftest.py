@@ -1,0 +1,3 @@
+"""Fixtures shared across the test packages, loaded once."""
+
+pytest_plugins = ["tests.support.ticks"]

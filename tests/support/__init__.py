@@ -1,0 +1,1 @@
+"""Helpers and fixtures shared by the unit tests (fixtures load via tests/conftest.py)."""

@@ -1,0 +1,231 @@
+"""The offline command line: check-contract and validate."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stream_validator import DataSchemaContractVerifier, load_contract
+from stream_validator.cli.main import main
+from stream_validator.offline import validate_jsonl
+
+REPO = Path(__file__).resolve().parents[3]
+TICK = REPO / "config" / "contracts" / "tick.yaml"
+
+
+def tick(i: int = 0, **changes: object) -> dict[str, object]:
+    record: dict[str, object] = {
+        "symbol": "AAPL",
+        "exchange": "XNAS",
+        "event_ts": "2026-11-30T14:30:00.000001+00:00",
+        "seq": i,
+        "price": 190.5,
+        "size": 100,
+        "bid": 190.49,
+        "ask": 190.51,
+        "bid_sz": 3,
+        "ask_sz": 4,
+    }
+    record.update(changes)
+    return record
+
+
+def jsonl(*records: object) -> bytes:
+    return b"".join(
+        (r if isinstance(r, bytes) else json.dumps(r).encode()) + b"\n" for r in records
+    )
+
+
+def test_check_contract_ok(capsys: pytest.CaptureFixture[str]) -> None:
+    """check-contract exits 0 for the shipped contracts and names each."""
+    assert main(["check-contract", str(TICK)]) == 0
+    assert "contract 'tick'" in capsys.readouterr().out
+
+
+def test_check_contract_bad(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """check-contract exits 1 for a malformed file and says which file and why."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nfields: [{name: a, type: int, min_value: 2, max_value: 1}]\n")
+    assert main(["check-contract", str(TICK), str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert str(bad) in err and "min_value" in err
+
+
+def test_check_contract_reports_every_problem_of_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """check-contract lists a duplicate key and every other problem of the file, not the first."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(TICK.read_text() + "max_allowed_null_pct: 50\ncolour: red\n")
+    assert main(["check-contract", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert "duplicate key 'max_allowed_null_pct'" in err and "unknown key(s) colour" in err
+
+
+def test_validate_writes_valid_and_dlq(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Valid lines go out unchanged, DLQ entries carry line, violations and the raw line."""
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(jsonl(tick(1), tick(2, price="190.5"), b"\xffgarbage", tick(3)))
+    valid, dlq = tmp_path / "valid.jsonl", tmp_path / "dlq.jsonl"
+    status = main(
+        [
+            "validate",
+            "--contract",
+            str(TICK),
+            str(source),
+            "--valid-out",
+            str(valid),
+            "--dlq-out",
+            str(dlq),
+        ]
+    )
+    assert status == 1
+    assert valid.read_bytes() == jsonl(tick(1), tick(3))
+    entries = [json.loads(line) for line in dlq.read_bytes().splitlines()]
+    assert [e["line"] for e in entries] == [2, 3]
+    assert entries[0]["violations"] == [
+        {
+            "field": "price",
+            "kind": "type_mismatch",
+            "message": "field 'price': expected float, got str '190.5'",
+        }
+    ]
+    assert entries[0]["raw"] == json.dumps(tick(2, price="190.5"))
+    assert entries[1]["raw_encoding"] == "base64"
+    out = capsys.readouterr().out
+    assert "2 valid, 2 quarantined" in out and "verdict: INVALID" in out
+
+
+def test_validate_all_valid_exits_zero(tmp_path: Path) -> None:
+    """A clean file exits 0."""
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(jsonl(*(tick(i) for i in range(10))))
+    assert main(["validate", "--contract", str(TICK), str(source)]) == 0
+
+
+def test_validate_json_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--json prints counts, violations by kind/field, null rates, drift and the verdict."""
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(jsonl(tick(1, bid=None), tick(2, venue="X"), tick(3, size=-1), b"", [1]))
+    assert main(["validate", "--contract", str(TICK), str(source), "--json"]) == 1
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["records"] == 4 and summary["blank_lines_skipped"] == 1
+    assert summary["valid"] == 2 and summary["quarantined"] == 2
+    assert summary["violations_by_kind"] == {"below_min": 1, "not_a_mapping": 1}
+    assert summary["violations_by_field"] == {"size": 1, "<record>": 1}
+    assert summary["null_rates_overall"]["bid"] == 50.0
+    assert summary["observed_unknown_fields"] == ["venue"]
+    assert summary["verdict"] == "INVALID"
+
+
+def test_summary_bounds_payload_derived_names(tmp_path: Path) -> None:
+    """90,000 unique unknown keys keep the summary small: 50 names shown, the rest counted."""
+    keys = {f"k{i}": 1 for i in range(90_000)}
+    source = io.BytesIO(jsonl(*(tick(i, **dict(list(keys.items())[i::20])) for i in range(20))))
+    verifier = DataSchemaContractVerifier(load_contract(TICK))
+    summary = validate_jsonl(verifier, source, batch_size=5).as_dict()
+    assert len(summary["observed_unknown_fields"]) == 50
+    assert summary["observed_unknown_fields_left_out"] >= 89_950
+    assert len(json.dumps(summary)) < 20_000
+
+
+def test_batch_size_scopes_the_null_ceiling() -> None:
+    """With --batch-size the null ceiling is judged per batch: one bad batch fails the run."""
+    verifier = DataSchemaContractVerifier(load_contract(TICK))
+    data = jsonl(*(tick(i, bid=None if i == 150 else 190.0) for i in range(300)))
+    whole = validate_jsonl(verifier, io.BytesIO(data))
+    assert whole.is_valid  # 1 null in 300 = 0.33% <= 1%
+    batched = validate_jsonl(verifier, io.BytesIO(data), batch_size=50)
+    assert batched.batches == 6 and batched.invalid_batch_count == 1  # 1 in 50 = 2% > 1%
+    assert batched.invalid_batches[0]["lines"] == [151, 200]
+
+
+def test_validate_reads_stdin(tmp_path: Path) -> None:
+    """'-' reads the input from stdin (through the real console entry point)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "stream_validator", "validate", "--contract", str(TICK), "-"],
+        input=jsonl(tick(1)),
+        capture_output=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert b"verdict: VALID" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["validate", "in.jsonl"],
+        ["validate", "--contract", str(TICK), "--batch-size", "-1", "in.jsonl"],
+        ["nonsense"],
+    ],
+)
+def test_usage_errors_exit_two(argv: list[str]) -> None:
+    """Bad arguments exit 2."""
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+
+
+def test_missing_input_or_bad_contract_exit_two(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A missing input file or malformed contract is a setup error: exit 2 with a message."""
+    assert main(["validate", "--contract", str(TICK), str(tmp_path / "absent.jsonl")]) == 2
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nfields: []\n")
+    assert main(["validate", "--contract", str(bad), "-"]) == 2
+    err = capsys.readouterr().err
+    assert "absent.jsonl" in err and "bad.yaml" in err
+
+
+def test_validate_quarantines_hostile_lines(tmp_path: Path) -> None:
+    """Nesting at the decoder limit and duplicate keys become DLQ lines; the run completes."""
+    deep = b"[" * 1000 + b"]" * 1000
+    duplicate = json.dumps(tick(2)).replace('"price": 190.5', '"price": -1, "price": 190.5')
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(jsonl(deep, tick(1, price=[[[]]]), duplicate.encode(), tick(3)))
+    dlq = tmp_path / "dlq.jsonl"
+    status = main(["validate", "--contract", str(TICK), str(source), "--dlq-out", str(dlq)])
+    assert status == 1
+    entries = [json.loads(line) for line in dlq.read_bytes().splitlines()]
+    assert [(e["line"], [v["kind"] for v in e["violations"]]) for e in entries] == [
+        (1, ["not_a_mapping"]),
+        (2, ["type_mismatch"]),
+        (3, ["duplicate_key"]),
+    ]
+    assert entries[2]["violations"][0]["field"] == "price"
+
+
+def test_validate_streams_blocks_like_line_by_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines split across read blocks, CRLF, blank lines and batch edges change nothing."""
+    import stream_validator.offline as offline
+
+    lines = [json.dumps(tick(i, **({"size": -1} if i % 3 == 0 else {}))).encode() for i in range(9)]
+    data = b"\r\n".join(lines[:4]) + b"\r\n\n  \n" + b"\n".join(lines[4:]) + b"\n" + b"{"
+    verifier = DataSchemaContractVerifier(load_contract(TICK))
+    outputs = []
+    for block in (7, 1 << 20):
+        monkeypatch.setattr(offline, "BLOCK_BYTES", block)
+        valid, dlq = io.BytesIO(), io.BytesIO()
+        summary = validate_jsonl(
+            verifier, io.BytesIO(data), batch_size=4, valid_out=valid, dlq_out=dlq
+        )
+        outputs.append((summary.as_dict(), valid.getvalue(), dlq.getvalue()))
+    assert outputs[0] == outputs[1]
+    summary_dict, valid_bytes, dlq_bytes = outputs[0]
+    assert summary_dict["lines"] == 12 and summary_dict["blank_lines_skipped"] == 2
+    assert valid_bytes == b"".join(line + b"\n" for i, line in enumerate(lines) if i % 3)
+    assert [json.loads(e)["line"] for e in dlq_bytes.splitlines()] == [1, 4, 9, 12]
+    assert [d["lines"] for d in summary_dict["invalid_batch_details"]] == [
+        [1, 4],
+        [7, 10],
+        [11, 12],
+    ]

@@ -1,0 +1,115 @@
+"""Health endpoints: liveness from the loop heartbeat, readiness from the service state."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+
+from stream_validator.codec import encode_json
+from stream_validator.service.health import HealthServer
+from stream_validator.service.state import ServiceState
+from tests.support.flood import flood_plan
+from tests.support.http import half_sent
+
+
+@pytest.fixture
+def served() -> Iterator[tuple[HealthServer, ServiceState]]:
+    state = ServiceState()
+    server = HealthServer(state, host="127.0.0.1", port=0, liveness_timeout_s=1.0).start()
+    try:
+        yield server, state
+    finally:
+        server.close()
+
+
+def get(server: HealthServer, path: str) -> tuple[int, dict[str, object]]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{server.port}{path}", timeout=5) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_readiness_follows_state(served: tuple[HealthServer, ServiceState]) -> None:
+    """/readyz is 503 until the service is ready, then 200."""
+    server, state = served
+    assert get(server, "/readyz") == (503, {"ready": False})
+    state.ready = True
+    assert get(server, "/readyz") == (200, {"ready": True})
+
+
+def test_liveness_fails_when_loop_stalls(served: tuple[HealthServer, ServiceState]) -> None:
+    """/healthz is 200 while the loop beats and 503 once it stalls past the timeout."""
+    server, state = served
+    assert get(server, "/healthz")[0] == 200
+    state.last_loop = time.monotonic() - 5
+    assert get(server, "/healthz") == (503, {"live": False})
+
+
+def test_status_and_unknown_path(served: tuple[HealthServer, ServiceState]) -> None:
+    """/status reports counters and recent batches; other paths are 404."""
+    server, state = served
+    state.batches, state.records = 3, 30
+    state.remember({"event": "batch", "records": 10})
+    code, body = get(server, "/status")
+    assert (
+        code == 200
+        and body["batches"] == 3
+        and body["recent_batches"] == [{"event": "batch", "records": 10}]
+    )
+    assert get(server, "/nope")[0] == 404
+
+
+def test_status_stays_small_with_90000_unique_keys(
+    served: tuple[HealthServer, ServiceState],
+) -> None:
+    """Batch events of a 90,000-unique-key batch keep /status and the kept events small."""
+    server, state = served
+    event = flood_plan().event()
+    for _ in range(state.max_events + 5):
+        state.remember(event)
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.port}/status", timeout=5) as reply:
+        body = reply.read()
+    assert len(body) < 100_000
+    assert sum(len(encode_json(e)) for e in state.recent_events) < 400_000
+
+
+def health_threads() -> int:
+    return sum(1 for t in threading.enumerate() if "process_request_thread" in t.name)
+
+
+def test_half_sent_requests_do_not_grow_threads_past_the_cap() -> None:
+    """100 half-sent requests hold at most the cap of threads, and a probe still answers."""
+    server = HealthServer(
+        ServiceState(), host="127.0.0.1", port=0, liveness_timeout_s=60, max_connections=8
+    ).start()
+    stalled = [half_sent(server.port) for _ in range(100)]
+    try:
+        assert get(server, "/healthz") == (200, {"live": True})
+        assert server.peak_connections <= 8
+        assert server.evicted >= 100 - 8
+        assert health_threads() < 20  # the cap, plus evicted threads still unwinding
+    finally:
+        for conn in stalled:
+            conn.close()
+        server.close()
+
+
+def test_an_idle_connection_is_closed_after_the_read_timeout() -> None:
+    """A request that stops half way is dropped after read_timeout_s (the server closes it)."""
+    server = HealthServer(
+        ServiceState(), host="127.0.0.1", port=0, liveness_timeout_s=60, read_timeout_s=0.2
+    ).start()
+    try:
+        with half_sent(server.port) as conn:
+            assert (
+                conn.recv(1024) == b""
+            )  # EOF from the server, well before the 30 s client timeout
+    finally:
+        server.close()

@@ -1,0 +1,151 @@
+"""Routing a micro-batch (pure): clean vs DLQ outputs, null-ceiling policy, batch events."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from stream_validator.config.settings import RouteConfig
+from stream_validator.contracts import load_contract
+from stream_validator.dlq import SourceRecord
+from stream_validator.service.pipeline import RouteProcessor
+from tests.support.flood import flood_plan
+
+TICK = Path(__file__).resolve().parents[3] / "config" / "contracts" / "tick.yaml"
+
+
+def processor(policy: str = "alert") -> RouteProcessor:
+    route = RouteConfig(
+        name="ticks",
+        contract_path=str(TICK),
+        contract=load_contract(TICK),
+        clean_topic="clean",
+        dlq_topic="dlq",
+        source_topics=("src",),
+        on_null_ceiling_breach=policy,
+    )
+    return RouteProcessor(
+        route, consumer_group="g", validator_version="0.1.0", max_message_bytes=1_048_576
+    )
+
+
+def tick(seq: int, **changes: object) -> bytes:
+    record: dict[str, object] = {
+        "symbol": "A",
+        "exchange": "X",
+        "event_ts": "2026-11-30T00:00:00Z",
+        "seq": seq,
+        "price": 1.5,
+        "size": 1,
+        "bid": 1.4,
+        "ask": 1.6,
+        "bid_sz": 1,
+        "ask_sz": 1,
+    }
+    record.update(changes)
+    return json.dumps(record).encode()
+
+
+def source(values: list[bytes | None]) -> list[SourceRecord]:
+    return [
+        SourceRecord("src", 0, i, f"k{i}".encode(), v, [("h", b"1")], 1000 + i)
+        for i, v in enumerate(values)
+    ]
+
+
+def test_outputs_follow_source_order_and_keep_bytes() -> None:
+    """Each record yields one output in source order; clean ones are byte-identical."""
+    records = source([tick(0), b"junk", tick(2), None])
+    plan = processor().plan(records, validated_at="t")
+    assert [o.kind for o in plan.outputs] == ["clean", "dlq", "clean", "dlq"]
+    clean = plan.outputs[0]
+    assert (clean.topic, clean.key, clean.value, clean.headers, clean.timestamp_ms) == (
+        "clean",
+        b"k0",
+        tick(0),
+        [("h", b"1")],
+        1000,
+    )
+    assert [o.source.offset for o in plan.outputs] == [0, 1, 2, 3]
+    assert plan.outputs[1].first_violation == "undecodable"
+    assert plan.outputs[3].first_violation == "not_a_mapping"
+
+
+def test_dlq_output_is_an_envelope_keyed_like_the_source() -> None:
+    """A DLQ output carries the envelope, the original key and timestamp."""
+    plan = processor().plan(source([tick(0, price="x")]), validated_at="2026-11-30T00:00:00Z")
+    (out,) = plan.outputs
+    envelope = json.loads(out.value or b"")
+    assert (out.topic, out.key, out.timestamp_ms) == ("dlq", b"k0", 1000)
+    assert envelope["violations"][0]["kind"] == "type_mismatch"
+    assert envelope["validated_at"] == "2026-11-30T00:00:00Z"
+
+
+def test_alert_policy_lets_records_flow() -> None:
+    """With 'alert' a null-ceiling breach is reported but records go to the clean topic."""
+    plan = processor("alert").plan(source([tick(i, bid=None) for i in range(10)]), validated_at="t")
+    assert plan.clean_count == 10 and plan.null_ceiling_action == "alert"
+    assert plan.event()["null_breach_fields"] == {"bid": 100.0}
+
+
+def test_quarantine_policy_sends_whole_batch_to_dlq() -> None:
+    """With 'quarantine' every record of a breaching batch goes to the DLQ."""
+    values: list[bytes | None] = [tick(i, bid=None) for i in range(5)] + [tick(9), b"bad"]
+    plan = processor("quarantine").plan(source(values), validated_at="t")
+    assert plan.dlq_count == 7 and plan.clean_count == 0
+    kinds = [o.first_violation for o in plan.outputs]
+    assert kinds == ["null_ceiling_breach"] * 6 + ["undecodable"]
+    message = json.loads(plan.outputs[0].value or b"")["violations"][0]["message"]
+    assert "'bid'" in message and "above max_allowed_null_pct" in message
+
+
+def test_no_breach_no_action() -> None:
+    """A clean batch has no null-ceiling action."""
+    plan = processor("quarantine").plan(source([tick(1)]), validated_at="t")
+    assert plan.null_ceiling_action is None and plan.clean_count == 1
+
+
+def test_batch_event_has_counts_and_no_payloads() -> None:
+    """The batch event counts outcomes and names drift, without payload values."""
+    plan = processor().plan(
+        source([tick(0, venue="SECRETVENUE"), tick(1, price=-5.0)]), validated_at="t"
+    )
+    event = plan.event()
+    assert event["records"] == 2 and event["valid"] == 1 and event["quarantined"] == 1
+    assert event["violations_by_kind"] == {"below_min": 1}
+    assert event["unknown_fields"] == ["venue"]
+    assert "SECRETVENUE" not in json.dumps(event)
+
+
+def test_replay_count_header_is_carried_into_the_envelope() -> None:
+    """A replayed record quarantined again keeps its replay count in the new envelope."""
+    record = SourceRecord("src", 0, 5, b"k", b"junk", [("sv.replay.count", b"2")], 1000)
+    (output,) = processor().plan([record], validated_at="t").outputs
+    assert json.loads(output.value or b"")["replay_count"] == 2
+    assert dict(output.headers)["sv.dlq.replay.count"] == b"2"
+
+
+def test_bad_replay_count_header_counts_as_zero() -> None:
+    """A garbage or absurdly long sv.replay.count header never raises; it counts as 0."""
+    for value in (b"x", b"9" * 5000, None):
+        record = SourceRecord("src", 0, 5, b"k", b"junk", [("sv.replay.count", value)], 1000)
+        (output,) = processor().plan([record], validated_at="t").outputs
+        assert json.loads(output.value or b"")["replay_count"] == 0
+
+
+def test_batch_event_bounds_payload_derived_names() -> None:
+    """90,000 unique keys give at most 50 names (<= 128 chars) per list, plus the count left out."""
+    event = flood_plan().event()
+    assert len(event["unknown_fields"]) == 50 and event["unknown_fields_left_out"] == 89_950
+    assert len(event["violations_by_field"]) == 50
+    assert event["violations_by_field_left_out"] == 89_950
+    names = [*event["unknown_fields"], *event["violations_by_field"]]
+    assert max(len(name) for name in names) <= 128
+    assert len(json.dumps(event)) < 20_000
+
+
+def test_batch_event_cuts_long_and_unprintable_names() -> None:
+    """A 300-character or unprintable payload key appears cut to 128 printable characters."""
+    long_key, odd_key = "x" * 300, "a\nb\x00c"
+    plan = processor().plan(source([tick(0, **{long_key: 1, odd_key: 2})]), validated_at="t")
+    assert plan.event()["unknown_fields"] == ["a?b?c", "x" * 125 + "..."]
