@@ -7,15 +7,26 @@ Every exception the package raises on purpose derives from one root::
     │   └── ContractFileError                a contract file that cannot be loaded
     ├── DecodeError (also ValueError)        bytes that are not one JSON value
     ├── ConfigError (also ValueError)        invalid service configuration
-    ├── ScenarioSpecError (also ValueError)  a bad simulator --scenario spec (sim/schedule.py)
-    ├── SimulateError                        the simulator cannot produce (kafka/simproducer.py)
-    └── DevBrokerError (also RuntimeError)   the local development broker (kafka/devjars.py)
+    ├── ScenarioSpecError (also ValueError)  a bad simulator --scenario spec
+    ├── SimulateError                        the simulator cannot produce
+    ├── DevBrokerError (also RuntimeError)   the local development broker
+    ├── FatalTransactionError                the producer can no longer run transactions
+    ├── ProducerLostError                    the transactional producer must be replaced
+    ├── ReadStalledError                     a topic range stopped arriving
+    ├── ReplaySetupError                     replay cannot start (a topic is missing)
+    └── ReplayKafkaError                     a Kafka-side problem mid-replay
+
+Two internal ValueErrors are turned into ConfigError / ContractFileError by their callers:
+``YamlFileError`` (an unreadable YAML text) and ``PatternError`` (a source_pattern outside the
+portable syntax). The exit codes of each command are the IntEnums at the end.
 
 Bad *records* never raise: they become violations in a report. Exceptions are for
 bad setup (contracts, config) and for callers that decode bytes directly.
 """
 
 from __future__ import annotations
+
+import enum
 
 
 class StreamValidatorError(Exception):
@@ -41,3 +52,87 @@ class DecodeError(StreamValidatorError, ValueError):
 
 class ConfigError(StreamValidatorError, ValueError):
     """Service configuration is invalid; the message names the offending key."""
+
+
+class DevBrokerError(StreamValidatorError, RuntimeError):
+    """The development broker cannot be fetched, started or stopped; the message says why."""
+
+
+class PatternError(ValueError):
+    """A source_pattern outside the syntax both regex engines read alike."""
+
+
+class YamlFileError(ValueError):
+    """A YAML text that cannot be read; ``problems`` never contain source text."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+class ScenarioSpecError(StreamValidatorError, ValueError):
+    """A scenario spec that does not follow the grammar; the message says what is wrong."""
+
+
+class SimulateError(StreamValidatorError):
+    """The broker cannot be reached, or the topic is missing or cannot be created."""
+
+
+class FatalTransactionError(StreamValidatorError):
+    """The producer can no longer run transactions (fenced, or a fatal broker error)."""
+
+
+class ProducerLostError(StreamValidatorError):
+    """The producer must be replaced: a call outlived its deadline, or a fatal error that is
+    not fencing left it unusable."""
+
+
+class ReadStalledError(StreamValidatorError):
+    """The broker delivered nothing for too long while records were still due."""
+
+
+class ReplaySetupError(StreamValidatorError):
+    """The replay cannot start: a topic is missing (exit code 2)."""
+
+
+class ReplayKafkaError(StreamValidatorError):
+    """A Kafka-side problem found mid-run, e.g. a source topic that is gone (exit code 3)."""
+
+
+# --- exit codes: one enum per command family -------------------------------------------
+
+
+class CheckExit(enum.IntEnum):
+    """``validate`` and ``check-contract`` (and the CLI's own usage errors)."""
+
+    OK = 0
+    INVALID = 1  # a record or a contract failed
+    USAGE = 2  # bad arguments, unreadable file, bad config
+
+
+class ServiceExit(enum.IntEnum):
+    """``run``: the service process."""
+
+    OK = 0  # stopped on request
+    FATAL = 1  # a fatal Kafka error (e.g. fenced)
+    CONFIG = 2  # the config file is invalid
+    HALTED = 3  # a record cannot be delivered, or batches keep failing
+    DEADLINE = 4  # did not stop within the shutdown deadline
+
+
+class ReplayExit(enum.IntEnum):
+    """``replay``."""
+
+    OK = 0
+    NOT_ALL = 1  # some selected records were not sent on
+    USAGE = 2  # bad arguments or a missing topic
+    KAFKA = 3  # a Kafka-side problem mid-run
+    INTERRUPTED = 130  # stopped by a signal
+
+
+class SimulateExit(enum.IntEnum):
+    """``simulate``."""
+
+    OK = 0
+    FAILED = 1
+    USAGE = 2

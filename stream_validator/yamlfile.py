@@ -16,17 +16,11 @@ import re
 import yaml
 from yaml.nodes import MappingNode
 
+from stream_validator.errors import YamlFileError
+
 # Quoted source text inside a PyYAML problem ("found undefined alias 'hunter2'").
 # Token names such as '<block end>' are PyYAML's own words and stay.
 _QUOTED = re.compile(r"'(?!<)[^']*'|\"[^\"]*\"")
-
-
-class YamlFileError(ValueError):
-    """A YAML text that cannot be read; ``problems`` never contain source text."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("; ".join(problems))
-        self.problems = problems
 
 
 class _StrictLoader(yaml.SafeLoader):

@@ -16,8 +16,9 @@ import sys
 from pathlib import Path
 
 from stream_validator.devbroker.broker import LocalKafkaBroker
-from stream_validator.devbroker.jars import KAFKA_VERSION, DevBrokerError, fetch_jars
+from stream_validator.devbroker.jars import KAFKA_VERSION, fetch_jars
 from stream_validator.devbroker.settings import DEFAULT_HEAP
+from stream_validator.errors import DevBrokerError
 
 __all__ = ["DevBrokerError", "LocalKafkaBroker", "main"]
 

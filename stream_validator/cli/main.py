@@ -15,9 +15,7 @@ from pathlib import Path
 from stream_validator import __version__
 from stream_validator.cli.argtypes import non_negative_int, positive_int
 from stream_validator.codec import encode_json
-from stream_validator.errors import StreamValidatorError
-
-EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+from stream_validator.errors import CheckExit, StreamValidatorError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -111,10 +109,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_service(args.config)
     except StreamValidatorError as exc:
         print(f"stream-validator: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return CheckExit.USAGE
     except OSError as exc:
         print(f"stream-validator: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return CheckExit.USAGE
     raise AssertionError(f"unhandled command {args.command!r}")  # argparse restricts choices
 
 
@@ -144,7 +142,7 @@ def _validate(args: argparse.Namespace) -> int:
         sys.stdout.write(encode_json(summary.as_dict()).decode() + "\n")
     else:
         print(render_summary(summary))
-    return EXIT_OK if summary.is_valid else EXIT_INVALID
+    return CheckExit.OK if summary.is_valid else CheckExit.INVALID
 
 
 def _create_topics(args: argparse.Namespace) -> int:
@@ -161,7 +159,7 @@ def _create_topics(args: argparse.Namespace) -> int:
         )
     except RuntimeError as exc:
         print(f"stream-validator: error: {exc}", file=sys.stderr)
-        return EXIT_INVALID
+        return CheckExit.INVALID
     for name, what in outcome.items():
         print(f"{what:8} {name}")
-    return EXIT_OK
+    return CheckExit.OK

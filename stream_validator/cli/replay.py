@@ -84,10 +84,10 @@ from stream_validator.config.settings import (
     load_config,
 )
 from stream_validator.contracts import load_contract
-from stream_validator.errors import ConfigError, StreamValidatorError
+from stream_validator.errors import ConfigError, ReplayExit, ReplaySetupError, StreamValidatorError
 from stream_validator.replay.planner import DEFAULT_MAX_REPLAYS, Outcome, Target
-from stream_validator.replay.report import EXIT_USAGE, ReplaySummary
-from stream_validator.replay.runner import DlqReplayer, ReplayJob, ReplaySetupError
+from stream_validator.replay.report import ReplaySummary
+from stream_validator.replay.runner import DlqReplayer, ReplayJob
 from stream_validator.replay.selection import Selection, parse_offset_bound
 from stream_validator.verify import DataSchemaContractVerifier
 
@@ -264,7 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         job = build_job(args)
     except (StreamValidatorError, ValueError, OSError) as exc:
         print(f"{_PROG}: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return ReplayExit.USAGE
     stop = threading.Event()
     bar = _ProgressBar(sys.stderr) if sys.stderr.isatty() else None
     with _signals_stop(stop):
@@ -272,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             summary = DlqReplayer(job, progress=bar.update if bar else None, stop=stop).run()
         except (ReplaySetupError, ConfigError) as exc:
             print(f"{_PROG}: error: {exc}", file=sys.stderr)
-            return EXIT_USAGE
+            return ReplayExit.USAGE
         finally:
             if bar is not None:
                 bar.close()

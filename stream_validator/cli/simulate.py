@@ -27,16 +27,8 @@ from typing import Any, Final
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from stream_validator.codec import encode_json
-from stream_validator.errors import StreamValidatorError
-from stream_validator.sim import (
-    SCENARIOS,
-    Entity,
-    ScenarioSpecError,
-    ScenarioWindow,
-    Schedule,
-    Simulator,
-    parse_spec,
-)
+from stream_validator.errors import ScenarioSpecError, SimulateExit, StreamValidatorError
+from stream_validator.sim import SCENARIOS, Entity, ScenarioWindow, Schedule, Simulator, parse_spec
 from stream_validator.sim import schedule as spec_grammar
 from stream_validator.sim.producer import (
     Limits,
@@ -48,7 +40,6 @@ from stream_validator.sim.producer import (
     produce_simulated,
 )
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 DEFAULT_BOOTSTRAP: Final = "127.0.0.1:9092"
 # librdkafka's default (300 s) would make a dead broker look like a hang.
 DEFAULT_MESSAGE_TIMEOUT_MS: Final = 30_000
@@ -176,10 +167,10 @@ def main(argv: list[str] | None = None) -> int:
             check_topic(producer, args.topic, args.bootstrap_servers, args.connect_timeout)
         except StreamValidatorError as exc:
             print(f"{_PROG}: error: {exc}", file=sys.stderr)
-            return EXIT_USAGE
+            return SimulateExit.USAGE
         except KafkaException as exc:  # librdkafka refused a setting
             print(f"{_PROG}: error: {describe_error(exc)}", file=sys.stderr)
-            return EXIT_USAGE
+            return SimulateExit.USAGE
         sim = Simulator(
             args.entity,
             symbols=args.symbols,
@@ -195,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     for error in result.tally.errors:
         print(f"{_PROG}: delivery failed: {error}", file=sys.stderr)
     print(encode_json(_summary(args, seed, result)).decode(), flush=True)
-    return EXIT_FAILED if result.tally.failed else EXIT_OK
+    return SimulateExit.FAILED if result.tally.failed else SimulateExit.OK
 
 
 def _producer_config(bootstrap: str, extra: dict[str, str]) -> dict[str, Any]:

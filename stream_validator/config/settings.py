@@ -28,8 +28,8 @@ from stream_validator.config.redaction import is_secret_key
 from stream_validator.config.redaction import redacted as redacted  # re-exported
 from stream_validator.config.redaction import scrub as scrub  # re-exported
 from stream_validator.contracts import SchemaContract, load_contract
-from stream_validator.errors import ConfigError, ContractFileError
-from stream_validator.yamlfile import YamlFileError, parse_yaml
+from stream_validator.errors import ConfigError, ContractFileError, PatternError, YamlFileError
+from stream_validator.yamlfile import parse_yaml
 
 ENV_PREFIX = "SV_"
 NULL_POLICIES = ("alert", "quarantine")
@@ -316,7 +316,7 @@ def _route(
             raise ConfigError(f"{source}: {where}.source_pattern must be a string")
         try:
             topicpattern.check_pattern(pattern)
-        except topicpattern.PatternError as exc:
+        except PatternError as exc:
             raise ConfigError(f"{source}: {where}.source_pattern {exc}") from None
     policy = item.get("on_null_ceiling_breach", "alert")
     if policy not in NULL_POLICIES:

@@ -19,14 +19,12 @@ from __future__ import annotations
 
 import re
 
+from stream_validator.errors import PatternError
+
 TOPIC_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 _LEGAL_TOPIC = re.compile(r"[A-Za-z0-9._-]{1,249}")
 _INTERVAL = re.compile(r"\{\d+(,\d*)?\}")
 _QUANTIFIERS = "*+?{"
-
-
-class PatternError(ValueError):
-    """A source_pattern outside the syntax both regex engines read alike."""
 
 
 def is_legal_topic(name: str) -> bool:

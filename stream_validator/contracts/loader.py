@@ -30,8 +30,8 @@ from typing import Any
 
 from stream_validator.contracts.check import contract_problems
 from stream_validator.contracts.model import SUPPORTED_TYPES, FieldSpec, SchemaContract
-from stream_validator.errors import ContractFileError
-from stream_validator.yamlfile import YamlFileError, read_yaml
+from stream_validator.errors import ContractFileError, YamlFileError
+from stream_validator.yamlfile import read_yaml
 
 _CONTRACT_KEYS = frozenset(
     {"name", "version", "description", "max_allowed_null_pct", "forbid_unknown_fields", "fields"}

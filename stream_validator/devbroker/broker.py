@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 
-from stream_validator.devbroker.jars import KAFKA_VERSION, DevBrokerError, fetch_jars
+from stream_validator.devbroker.jars import KAFKA_VERSION, fetch_jars
 from stream_validator.devbroker.process import (
     answers_metadata,
     find_java,
@@ -40,6 +40,7 @@ from stream_validator.devbroker.settings import (
     server_settings,
     tail,
 )
+from stream_validator.errors import DevBrokerError
 
 _POLL_S = 0.1
 _BIND_ATTEMPTS = 3

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from stream_validator.errors import StreamValidatorError
+from stream_validator.errors import DevBrokerError
 
 KAFKA_VERSION = "4.1.1"
 SCALA_VERSION = "2.13"
@@ -34,10 +34,6 @@ DEPENDENCY_PLUGIN_VERSION = "3.8.1"
 CACHE_ENV = "SV_KAFKA_CACHE_DIR"
 MARKER_NAME = "fetched.ok"
 _MVN_TIMEOUT_S = 900.0
-
-
-class DevBrokerError(StreamValidatorError, RuntimeError):
-    """The development broker cannot be fetched, started or stopped; the message says why."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
-from stream_validator.devbroker.jars import DevBrokerError
+from stream_validator.errors import DevBrokerError
 
 _TOOL_TIMEOUT_S = 120.0
 

@@ -13,12 +13,8 @@ import time
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
 from stream_validator.dlq import SourceRecord
-from stream_validator.errors import StreamValidatorError
+from stream_validator.errors import ReadStalledError
 from stream_validator.kafka.messages import source_record
-
-
-class ReadStalledError(StreamValidatorError):
-    """The broker delivered nothing for too long while records were still due."""
 
 
 class RangeReader:

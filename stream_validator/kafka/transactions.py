@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
+from stream_validator.errors import FatalTransactionError, ProducerLostError
 from stream_validator.kafka.deadline import CallTimeout, DeadlineCaller
 
 TopicPartitionKey = tuple[str, int]
@@ -49,15 +50,6 @@ _FENCED = frozenset(
 )
 
 log = logging.getLogger("stream_validator.service")
-
-
-class FatalTransactionError(Exception):
-    """The producer can no longer run transactions (fenced, or a fatal broker error)."""
-
-
-class ProducerLostError(Exception):
-    """The producer must be replaced: a call outlived its deadline, or a fatal error that is
-    not fencing left it unusable."""
 
 
 class Transactions:

@@ -15,10 +15,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from stream_validator.errors import ReplayExit
 from stream_validator.labels import bounded_counts, count_bounded
 from stream_validator.replay.planner import Decision, Outcome, ReplayOutput
 
-EXIT_OK, EXIT_NOT_ALL, EXIT_USAGE, EXIT_KAFKA, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 _NOT_DELIVERED = (
     Outcome.STILL_FAILING,
     Outcome.EXHAUSTED,
@@ -87,10 +87,10 @@ class ReplaySummary:
     def exit_code(self) -> int:
         """See the module docstring: 3 on a Kafka error, 130 when interrupted, else 0 or 1."""
         if self.error is not None:
-            return EXIT_KAFKA
+            return ReplayExit.KAFKA
         if self.interrupted:
-            return EXIT_INTERRUPTED
-        return EXIT_NOT_ALL if self.not_delivered() else EXIT_OK
+            return ReplayExit.INTERRUPTED
+        return ReplayExit.NOT_ALL if self.not_delivered() else ReplayExit.OK
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON summary."""

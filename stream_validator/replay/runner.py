@@ -29,9 +29,14 @@ from confluent_kafka.admin._listoffsets import OffsetSpec  # not re-exported for
 
 from stream_validator import __version__
 from stream_validator.config.settings import ServiceConfig, scrub
-from stream_validator.errors import ConfigError, StreamValidatorError
+from stream_validator.errors import (
+    ConfigError,
+    ReadStalledError,
+    ReplayKafkaError,
+    ReplaySetupError,
+)
 from stream_validator.kafka.clients import consumer_settings, producer_settings
-from stream_validator.kafka.reader import RangeReader, ReadStalledError
+from stream_validator.kafka.reader import RangeReader
 from stream_validator.replay.planner import (
     Coverage,
     Decision,
@@ -55,14 +60,6 @@ _LOG_LEVEL = "2"
 _Client = TypeVar("_Client")
 ProgressCallback = Callable[[int, int, ReplaySummary], None]
 """Called after every chunk with (offsets read, offsets to read, summary so far)."""
-
-
-class ReplaySetupError(StreamValidatorError):
-    """The replay cannot start: a topic is missing (exit code 2)."""
-
-
-class ReplayKafkaError(StreamValidatorError):
-    """A Kafka-side problem found mid-run, e.g. a source topic that is gone (exit code 3)."""
 
 
 @dataclass(frozen=True, slots=True)

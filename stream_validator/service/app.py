@@ -17,7 +17,7 @@ from typing import Any
 
 from stream_validator import __version__
 from stream_validator.config.settings import ServiceConfig, load_config, redacted
-from stream_validator.errors import ConfigError
+from stream_validator.errors import ConfigError, ServiceExit
 from stream_validator.service.health import HealthServer
 from stream_validator.service.logs import configure_logging
 from stream_validator.service.loop import StreamService
@@ -30,7 +30,6 @@ from stream_validator.service.metrics import (
 from stream_validator.service.pipeline import BatchPlan
 from stream_validator.service.state import ServiceHooks, ServiceState
 
-EXIT_CONFIG, EXIT_DEADLINE = 2, 4
 log = logging.getLogger("stream_validator.service.app")
 
 
@@ -65,7 +64,7 @@ def run_service(config_path: str, environ: Mapping[str, str] | None = None) -> i
     except ConfigError as exc:
         configure_logging("INFO")
         log.error("invalid configuration", extra={"error": str(exc)})
-        return EXIT_CONFIG
+        return ServiceExit.CONFIG
     configure_logging(config.log_level, secrets=config.kafka.secrets())
     log.info("starting", extra=_startup_summary(config))
     registry = CollectorRegistry()
@@ -90,7 +89,7 @@ def run_service(config_path: str, environ: Mapping[str, str] | None = None) -> i
             metrics_server = start_http_server(registry, config.metrics_host, config.metrics_port)
     except (ConfigError, OSError) as exc:
         log.error("cannot start", extra={"error": str(exc)})
-        return EXIT_CONFIG
+        return ServiceExit.CONFIG
     log.info(
         "endpoints",
         extra={
@@ -109,7 +108,7 @@ def run_service(config_path: str, environ: Mapping[str, str] | None = None) -> i
         code = service.run()
     except ConfigError as exc:
         log.error("invalid Kafka settings", extra={"error": str(exc)})
-        code = EXIT_CONFIG
+        code = ServiceExit.CONFIG
     finally:
         health.close()
         if metrics_server is not None:
@@ -171,7 +170,7 @@ def _start_watchdog(deadline_s: float) -> None:
             extra={"deadline_s": deadline_s},
         )
         logging.shutdown()
-        os._exit(EXIT_DEADLINE)
+        os._exit(ServiceExit.DEADLINE)
 
     timer = threading.Timer(deadline_s, expire)
     timer.daemon = True

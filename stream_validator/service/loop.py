@@ -30,14 +30,10 @@ from confluent_kafka import (
 from stream_validator import __version__
 from stream_validator.config.settings import RouteConfig, ServiceConfig, scrub
 from stream_validator.dlq import SourceRecord
+from stream_validator.errors import FatalTransactionError, ProducerLostError, ServiceExit
 from stream_validator.kafka.clients import create_consumer, create_producer
 from stream_validator.kafka.messages import read_record
-from stream_validator.kafka.transactions import (
-    FatalTransactionError,
-    ProducerLostError,
-    Transactions,
-    committed_positions,
-)
+from stream_validator.kafka.transactions import Transactions, committed_positions
 from stream_validator.service.callbacks import ClientCallbacks
 from stream_validator.service.delivery import BatchProducer, Deliveries
 from stream_validator.service.pipeline import RouteProcessor
@@ -49,7 +45,6 @@ from stream_validator.service.state import ServiceHooks, ServiceState, TopicPart
 
 log = logging.getLogger("stream_validator.service")
 
-EXIT_OK, EXIT_FATAL, EXIT_HALTED = 0, 1, 3
 # Re-reads to isolate refused records converge in two rounds per record; more in a row
 # means something else is wrong, so they count as failed batches from then on.
 _REREADS_BEFORE_FAILING = 5
@@ -155,13 +150,13 @@ class StreamService:
         )
         try:
             if not self._readiness.wait_for_topics(self._producer, self._stop):
-                return EXIT_OK
+                return ServiceExit.OK
             if self._transactions is not None:
                 try:
                     self._transactions.init()
                 except ProducerLostError as exc:
                     if not self._replace_producer(exc):
-                        return EXIT_OK
+                        return ServiceExit.OK
                 log.info(
                     "exactly-once mode: one transaction per batch",
                     extra={"transactional_id": self.config.kafka.transactional_id},
@@ -170,7 +165,7 @@ class StreamService:
             return self._loop()
         except FatalTransactionError as exc:
             log.error("fatal transaction error; stopping", extra={"error": self._safe(exc)})
-            return EXIT_FATAL
+            return ServiceExit.FATAL
         finally:
             self._close()
 
@@ -216,7 +211,7 @@ class StreamService:
             self.state.last_loop = time.monotonic()
             if self._callbacks.fatal is not None:
                 log.error("fatal Kafka error; stopping", extra={"error": self._callbacks.fatal})
-                return EXIT_FATAL
+                return ServiceExit.FATAL
             try:
                 messages = consumer.consume(
                     num_messages=self.config.batch_max_records,
@@ -224,7 +219,7 @@ class StreamService:
                 )
             except KafkaException as exc:  # only fatal consumer errors are raised here
                 log.error("consumer failed; stopping", extra={"error": self._safe(exc)})
-                return EXIT_FATAL
+                return ServiceExit.FATAL
             if not messages:
                 if not self.state.ready and self._failed_in_a_row == 0:
                     assert self._producer is not None
@@ -233,7 +228,7 @@ class StreamService:
             outcome = self._process(messages)
             if self._halt is not None:
                 log.error("halting: a record cannot be delivered", extra={"error": self._halt})
-                return EXIT_HALTED
+                return ServiceExit.HALTED
             if outcome is _Outcome.REREAD:
                 self._rereads_in_a_row += 1
                 if self._rereads_in_a_row <= _REREADS_BEFORE_FAILING:
@@ -251,7 +246,7 @@ class StreamService:
                         " past the last delivered batch",
                         extra={"failed_batches_in_a_row": self._failed_in_a_row},
                     )
-                    return EXIT_HALTED
+                    return ServiceExit.HALTED
                 backoff = min(
                     self.config.retry_backoff_s * 2 ** (self._failed_in_a_row - 1),
                     self.config.retry_backoff_max_s,
@@ -259,7 +254,7 @@ class StreamService:
                 self._stop.wait(backoff)
             else:
                 self._failed_in_a_row = 0
-        return EXIT_OK
+        return ServiceExit.OK
 
     def _close(self) -> None:
         if self._transactions is not None:

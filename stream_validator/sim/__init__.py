@@ -13,14 +13,10 @@ ohlcv_bar records), ``drift`` (the named drift scenarios), ``schedule`` (the
 ``NAME[@WINDOW][:FRACTION]`` spec grammar, documented there), ``simulator`` (ties them up).
 """
 
+from stream_validator.errors import ScenarioSpecError
 from stream_validator.sim.drift import SCENARIOS, TARGETS, DriftTargets, Scenario
 from stream_validator.sim.records import Entity
-from stream_validator.sim.schedule import (
-    ScenarioSpecError,
-    ScenarioWindow,
-    Schedule,
-    parse_spec,
-)
+from stream_validator.sim.schedule import ScenarioWindow, Schedule, parse_spec
 from stream_validator.sim.simulator import (
     CLEAN,
     DEFAULT_START,

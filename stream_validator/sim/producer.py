@@ -19,7 +19,7 @@ from confluent_kafka.admin import AdminClient
 # Where NewTopic is defined: confluent_kafka.admin re-exports it undeclared (mypy --strict).
 from confluent_kafka.cimpl import NewTopic
 
-from stream_validator.errors import StreamValidatorError
+from stream_validator.errors import SimulateError
 from stream_validator.sim import SimMessage, Simulator
 
 # Longest single wait, so a stop request or the end of a duration is seen promptly.
@@ -28,10 +28,6 @@ _MAX_WAIT_S: Final = 0.1
 # message due within a millisecond goes out now (the average rate still holds).
 _MIN_WAIT_S: Final = 0.001
 _MAX_ERRORS_KEPT: Final = 5
-
-
-class SimulateError(StreamValidatorError):
-    """The broker cannot be reached, or the topic is missing or cannot be created."""
 
 
 class StopFlag:

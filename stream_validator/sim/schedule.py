@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from stream_validator.errors import StreamValidatorError
+from stream_validator.errors import ScenarioSpecError
 from stream_validator.sim.drift import SCENARIOS
 
 _SPEC: Final = re.compile(r"(?P<name>[a-z_]+)(?:@(?P<window>[^:]*))?(?::(?P<fraction>.*))?")
@@ -46,10 +46,6 @@ _WINDOW: Final = re.compile(r"(?P<every>every)?(?P<start>[^+]*)(?:\+(?P<length>.
 _TIME: Final = re.compile(r"(?P<number>\d+(?:\.\d+)?)(?P<unit>ms|s|m|h)")
 _COUNT: Final = re.compile(r"n?(?P<number>\d+)")
 _UNIT_SECONDS: Final = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
-class ScenarioSpecError(StreamValidatorError, ValueError):
-    """A scenario spec that does not follow the grammar; the message says what is wrong."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from stream_validator.cli.devkafka import DevBrokerError, LocalKafkaBroker
+from stream_validator.cli.devkafka import LocalKafkaBroker
+from stream_validator.errors import DevBrokerError
 
 _HERE = Path(__file__).parent
 _NO_BROKER = "no Kafka broker for the integration tests"

@@ -11,8 +11,9 @@ from confluent_kafka.admin import AdminClient
 from kafka_helpers import ReadMessage, create_topic, end_offsets, read_topic, unique_name
 
 from stream_validator import DataSchemaContractVerifier, load_contract
-from stream_validator.cli.simulate import EXIT_OK, EXIT_USAGE, main
+from stream_validator.cli.simulate import main
 from stream_validator.codec import decode_json
+from stream_validator.errors import SimulateExit
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -47,7 +48,7 @@ def test_count_run_lands_every_message_with_its_scenario_header(
         *("--count", "2000", "--rate", "0", "--seed", "3"),
         *("--scenario", "field_rename@n500+100", "--scenario", "tombstone@n1000+10"),
     )
-    assert code == EXIT_OK
+    assert code == SimulateExit.OK
     messages = read_topic(kafka_bootstrap, topic)
     scenarios = [scenario_of(m) for m in messages]
     expected = {"clean": 1890, "field_rename": 100, "tombstone": 10}
@@ -71,7 +72,7 @@ def test_read_back_records_fail_validation_exactly_where_drift_was_injected(
         *("--count", "1500", "--rate", "0", "--seed", "8"),
         *(arg for spec in specs for arg in ("--scenario", spec)),
     )
-    assert code == EXIT_OK
+    assert code == SimulateExit.OK
     messages = read_topic(kafka_bootstrap, topic)
     verifier = DataSchemaContractVerifier(load_contract(CONTRACTS / "tick.yaml"))
     report = verifier.validate_payloads([m.value for m in messages])
@@ -92,7 +93,7 @@ def test_create_topic_makes_a_partitioned_topic_keyed_by_symbol(
         *("--create-topic", "--partitions", "3", "--entity", "orderbook_snapshot"),
         *("--count", "600", "--rate", "0", "--symbols", "12"),
     )
-    assert code == EXIT_OK
+    assert code == SimulateExit.OK
     assert sorted(end_offsets(kafka_bootstrap, topic)) == [0, 1, 2]
     messages = read_topic(kafka_bootstrap, topic)
     assert len(messages) == summary["delivered"] == 600
@@ -111,7 +112,7 @@ def test_create_topic_leaves_an_existing_topic_alone(
     code, _ = simulate(
         kafka_bootstrap, topic, capsys, "--create-topic", "--count", "50", "--rate", "0"
     )
-    assert code == EXIT_OK
+    assert code == SimulateExit.OK
     assert sum(end_offsets(kafka_bootstrap, topic).values()) == 50
 
 
@@ -121,7 +122,7 @@ def test_missing_topic_is_refused_without_create_topic(
     """A missing topic is a setup error (exit 2) and is not created behind the user's back."""
     topic = unique_name("sim-missing")
     code = main(["--bootstrap-servers", kafka_bootstrap, "--topic", topic, "--count", "5"])
-    assert code == EXIT_USAGE
+    assert code == SimulateExit.USAGE
     assert "pass --create-topic" in capsys.readouterr().err
     admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
     assert topic not in admin.list_topics(timeout=10).topics
@@ -138,7 +139,7 @@ def test_rate_and_duration_pace_the_run(
         capsys,
         *("--duration", "2", "--rate", "200", "--entity", "ohlcv_bar"),
     )
-    assert code == EXIT_OK
+    assert code == SimulateExit.OK
     assert summary["stopped_by"] == "duration"
     assert 380 <= summary["produced"] <= 402
     assert 1.9 <= summary["elapsed_s"] < 4.0

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from stream_validator.cli.simulate import EXIT_USAGE, main
+from stream_validator.cli.simulate import main
+from stream_validator.errors import SimulateExit
 
 # Nothing listens on port 1; connect attempts fail at once.
 DEAD_BROKER = "127.0.0.1:1"
@@ -17,7 +18,7 @@ DEAD_BROKER = "127.0.0.1:1"
 def usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     with pytest.raises(SystemExit) as caught:
         main(argv)
-    assert caught.value.code == EXIT_USAGE
+    assert caught.value.code == SimulateExit.USAGE
     return capsys.readouterr().err
 
 
@@ -74,7 +75,7 @@ def test_unreachable_broker_fails_fast_with_a_clear_message(
     start = time.monotonic()
     argv = ["--bootstrap-servers", DEAD_BROKER, "--topic", "t", "--count", "5"]
     code = main([*argv, "--connect-timeout", "1"])
-    assert code == EXIT_USAGE
+    assert code == SimulateExit.USAGE
     assert time.monotonic() - start < 10
     assert f"cannot reach Kafka at {DEAD_BROKER} within 1 s" in capsys.readouterr().err
 
@@ -84,14 +85,14 @@ def test_unreachable_broker_fails_fast_when_creating_the_topic(
 ) -> None:
     """--create-topic against no broker also ends promptly with exit 2."""
     argv = ["--bootstrap-servers", DEAD_BROKER, "--topic", "t", "--count", "5", "--create-topic"]
-    assert main([*argv, "--connect-timeout", "1"]) == EXIT_USAGE
+    assert main([*argv, "--connect-timeout", "1"]) == SimulateExit.USAGE
     assert "cannot reach Kafka" in capsys.readouterr().err
 
 
 def test_invalid_librdkafka_setting_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     """librdkafka refusing a -X setting is reported, not a traceback."""
     argv = ["--bootstrap-servers", DEAD_BROKER, "--topic", "t", "--count", "1", "-X", "nope=1"]
-    assert main(argv) == EXIT_USAGE
+    assert main(argv) == SimulateExit.USAGE
     assert "nope" in capsys.readouterr().err
 
 

@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from stream_validator.config.settings import ServiceConfig, load_config
-from stream_validator.errors import ConfigError
-from stream_validator.service.app import EXIT_CONFIG, run_service
+from stream_validator.errors import ConfigError, ServiceExit
+from stream_validator.service.app import run_service
 
 TICK = str(Path(__file__).resolve().parents[3] / "config" / "contracts" / "tick.yaml")
 
@@ -71,7 +71,7 @@ def test_overlapping_routes_stop_the_service_with_exit_2(
     path = tmp_path / "c.yaml"
     routes = [route("one", 1, source_topics=["md.x"]), route("two", 2, source_pattern="md.*")]
     path.write_text(yaml.safe_dump({"routes": routes}))
-    assert run_service(str(path), {}) == EXIT_CONFIG
+    assert run_service(str(path), {}) == ServiceExit.CONFIG
     assert "routes one and two could both match topic 'md.x'" in capsys.readouterr().err
 
 

@@ -9,13 +9,13 @@ import sys
 import pytest
 
 from stream_validator.config.topicpattern import (
-    PatternError,
     check_pattern,
     fixed_prefix,
     full_match,
     may_overlap,
     subscription,
 )
+from stream_validator.errors import PatternError
 
 PATTERNS = [
     r"^md\.books\.raw\..+$",

@@ -5,14 +5,9 @@ from __future__ import annotations
 import json
 
 from stream_validator.codec import encode_json
+from stream_validator.errors import ReplayExit
 from stream_validator.replay.planner import Decision, Outcome, ReplayOutput, build_output
-from stream_validator.replay.report import (
-    EXIT_INTERRUPTED,
-    EXIT_KAFKA,
-    EXIT_NOT_ALL,
-    EXIT_OK,
-    ReplaySummary,
-)
+from stream_validator.replay.report import ReplaySummary
 from tests.support.dlq import context, dlq_record, planner, raw_dlq_record, tick_bytes
 
 
@@ -63,11 +58,11 @@ def test_exit_code_is_zero_only_when_everything_selected_passed() -> None:
         ok.add(decision, output)
     for decision, output in decided(dlq_record(tick_bytes(volume="x"))):
         failing.add(decision, output)
-    assert (ok.exit_code(), failing.exit_code()) == (EXIT_OK, EXIT_NOT_ALL)
+    assert (ok.exit_code(), failing.exit_code()) == (ReplayExit.OK, ReplayExit.NOT_ALL)
     ok.interrupted = True
-    assert ok.exit_code() == EXIT_INTERRUPTED
+    assert ok.exit_code() == ReplayExit.INTERRUPTED
     ok.error = "broker down"
-    assert ok.exit_code() == EXIT_KAFKA
+    assert ok.exit_code() == ReplayExit.KAFKA
 
 
 def test_filtered_and_handled_records_do_not_fail_the_run() -> None:
@@ -76,7 +71,7 @@ def test_filtered_and_handled_records_do_not_fail_the_run() -> None:
     record = dlq_record()
     for outcome in (Outcome.FILTERED_OUT, Outcome.DUPLICATE, Outcome.ALREADY_HANDLED):
         report.add(Decision(record, outcome, reason="x"), None)
-    assert report.exit_code() == EXIT_OK
+    assert report.exit_code() == ReplayExit.OK
 
 
 def test_examples_are_capped_and_json_ready() -> None:

@@ -15,13 +15,13 @@ from hypothesis import strategies as st
 
 from stream_validator import DataSchemaContractVerifier, SchemaContract, load_contract
 from stream_validator.codec import decode_json
+from stream_validator.errors import ScenarioSpecError
 from stream_validator.sim import (
     CLEAN,
     DEFAULT_START,
     SCENARIO_HEADER,
     SCENARIOS,
     Entity,
-    ScenarioSpecError,
     ScenarioWindow,
     Schedule,
     SimMessage,
