@@ -1,4 +1,4 @@
-"""The DLQ record format (envelope form and headers form) and replay."""
+"""The DLQ record format (envelope form and headers form), writing and reading it."""
 
 from stream_validator.dlq.envelope import build_dlq_record, envelope_document
 from stream_validator.dlq.records import (
@@ -7,8 +7,6 @@ from stream_validator.dlq.records import (
     HEADER_PREFIX,
     DlqRecord,
     EnvelopeContext,
-    Headers,
-    SourceRecord,
 )
 
 __all__ = [
@@ -17,8 +15,6 @@ __all__ = [
     "HEADER_PREFIX",
     "DlqRecord",
     "EnvelopeContext",
-    "Headers",
-    "SourceRecord",
     "build_dlq_record",
     "envelope_document",
 ]

@@ -54,11 +54,10 @@ from stream_validator.dlq.records import (
     ENVELOPE_VERSION,
     DlqRecord,
     EnvelopeContext,
-    Headers,
-    SourceRecord,
     dlq_headers,
     headers_sha256,
 )
+from stream_validator.records import Headers, SourceRecord
 from stream_validator.verify import Violation
 
 MAX_VIOLATIONS_WHEN_TRUNCATING = 50

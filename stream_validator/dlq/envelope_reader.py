@@ -22,10 +22,10 @@ from stream_validator.dlq.records import (
     FORMAT_HEADER,
     HEADER_PREFIX,
     REPLAY_COUNT_HEADER,
-    SourceRecord,
     replayed_count,
 )
 from stream_validator.errors import DecodeError
+from stream_validator.records import SourceRecord
 from stream_validator.verify import Violation
 
 __all__ = [

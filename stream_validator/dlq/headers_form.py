@@ -27,14 +27,8 @@ from collections.abc import Mapping, Sequence
 
 from stream_validator.codec import encode_json
 from stream_validator.dlq.budget import record_size
-from stream_validator.dlq.records import (
-    HEADER_PREFIX,
-    DlqRecord,
-    EnvelopeContext,
-    Headers,
-    SourceRecord,
-    dlq_headers,
-)
+from stream_validator.dlq.records import HEADER_PREFIX, DlqRecord, EnvelopeContext, dlq_headers
+from stream_validator.records import Headers, SourceRecord
 from stream_validator.verify import Violation
 
 HEADERS_COUNT = HEADER_PREFIX + "headers.count"

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from stream_validator.records import Headers, SourceRecord
 from stream_validator.verify import Violation
 
 ENVELOPE_VERSION = 1
@@ -14,22 +15,7 @@ HEADER_PREFIX = "sv.dlq."
 #: Names the form of a DLQ record: ``envelope`` (JSON value) or ``headers`` (original value).
 FORMAT_HEADER = "sv.dlq.format"
 
-Headers = list[tuple[str, bytes | None]]
 DlqForm = Literal["envelope", "headers"]
-
-
-@dataclass(frozen=True, slots=True)
-class SourceRecord:
-    """A record as it was read from Kafka (no confluent_kafka types)."""
-
-    topic: str
-    partition: int
-    offset: int
-    key: bytes | None
-    value: bytes | None
-    headers: Headers
-    timestamp_ms: int | None
-    timestamp_type: int = 0
 
 
 @dataclass(frozen=True, slots=True)

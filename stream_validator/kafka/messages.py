@@ -7,7 +7,7 @@ from typing import Any
 
 from confluent_kafka import OFFSET_INVALID, TIMESTAMP_NOT_AVAILABLE, Message
 
-from stream_validator.dlq import SourceRecord
+from stream_validator.records import SourceRecord
 
 UNREADABLE_HEADERS = "header names are not valid UTF-8; the Kafka client cannot read the headers"
 

@@ -12,9 +12,9 @@ import time
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
-from stream_validator.dlq import SourceRecord
 from stream_validator.errors import ReadStalledError
 from stream_validator.kafka.messages import source_record
+from stream_validator.records import SourceRecord
 
 
 class RangeReader:

@@ -26,8 +26,8 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 
 from stream_validator.errors import FatalTransactionError, ProducerLostError
 from stream_validator.kafka.deadline import CallTimeout, DeadlineCaller
+from stream_validator.records import TopicPartitionKey
 
-TopicPartitionKey = tuple[str, int]
 _RETRIES = 3
 # librdkafka's own timeout plus this much before the service gives up on a call.
 _GRACE_S = 5.0

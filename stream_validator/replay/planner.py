@@ -44,7 +44,8 @@ from stream_validator.dlq.envelope_reader import (
     parse_dlq_record,
     parse_envelope,
 )
-from stream_validator.dlq.records import EnvelopeContext, Headers, SourceRecord
+from stream_validator.dlq.records import EnvelopeContext
+from stream_validator.records import Headers, SourceRecord
 from stream_validator.replay.selection import Selection
 from stream_validator.verify import DataSchemaContractVerifier, QuarantinedRecord, Violation
 

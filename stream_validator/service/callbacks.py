@@ -10,7 +10,8 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from stream_validator.codec import decode_json
 from stream_validator.errors import DecodeError
-from stream_validator.service.state import ServiceHooks, ServiceState, TopicPartitionKey
+from stream_validator.records import TopicPartitionKey
+from stream_validator.service.state import ServiceHooks, ServiceState
 
 log = logging.getLogger("stream_validator.service")
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
-from stream_validator.dlq import SourceRecord
-from stream_validator.service.pipeline import BatchPlan, OutputRecord
+from stream_validator.records import OutputRecord, SourceRecord
+from stream_validator.service.pipeline import BatchPlan
 from stream_validator.service.rejections import RECORD_REJECTIONS, Rejection
 
 log = logging.getLogger("stream_validator.service")

@@ -29,11 +29,11 @@ from confluent_kafka import (
 
 from stream_validator import __version__
 from stream_validator.config.settings import RouteConfig, ServiceConfig, scrub
-from stream_validator.dlq import SourceRecord
 from stream_validator.errors import FatalTransactionError, ProducerLostError, ServiceExit
 from stream_validator.kafka.clients import create_consumer, create_producer
 from stream_validator.kafka.messages import read_record
 from stream_validator.kafka.transactions import Transactions, committed_positions
+from stream_validator.records import SourceRecord, TopicPartitionKey
 from stream_validator.service.callbacks import ClientCallbacks
 from stream_validator.service.delivery import BatchProducer, Deliveries
 from stream_validator.service.pipeline import RouteProcessor
@@ -41,7 +41,7 @@ from stream_validator.service.readiness import Readiness
 from stream_validator.service.rejections import Coordinates, Rejections, coordinates
 from stream_validator.service.replacements import Replacements
 from stream_validator.service.reporting import BatchReporter
-from stream_validator.service.state import ServiceHooks, ServiceState, TopicPartitionKey
+from stream_validator.service.state import ServiceHooks, ServiceState
 
 log = logging.getLogger("stream_validator.service")
 

@@ -9,35 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
 from stream_validator.config.settings import RouteConfig
-from stream_validator.dlq import EnvelopeContext, Headers, SourceRecord, build_dlq_record
+from stream_validator.dlq import EnvelopeContext, build_dlq_record
 from stream_validator.dlq.records import replayed_count
 from stream_validator.labels import bounded_counts, bounded_names
+from stream_validator.records import OutputRecord, SourceRecord
 from stream_validator.verify import (
     DataSchemaContractVerifier,
     SchemaContractValidationReport,
     Violation,
     ViolationKind,
 )
-
-OutputKind = Literal["clean", "dlq"]
-
-
-@dataclass(frozen=True, slots=True)
-class OutputRecord:
-    """One record to produce, tied to the source record it accounts for."""
-
-    kind: OutputKind
-    topic: str
-    key: bytes | None
-    value: bytes | None
-    headers: Headers
-    timestamp_ms: int | None
-    source: SourceRecord
-    truncated: bool = False
-    first_violation: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from confluent_kafka import KafkaError
 
-from stream_validator.dlq import SourceRecord
+from stream_validator.records import SourceRecord
 
 # librdkafka codes meaning "this record, as it is, will never be accepted".
 RECORD_REJECTIONS = frozenset(

@@ -7,7 +7,8 @@ from datetime import datetime
 
 from stream_validator import __version__
 from stream_validator.dlq import EnvelopeContext
-from stream_validator.service.pipeline import BatchPlan, OutputRecord, RouteProcessor
+from stream_validator.records import OutputRecord
+from stream_validator.service.pipeline import BatchPlan, RouteProcessor
 from stream_validator.service.rejections import Coordinates, Rejections, coordinates
 from stream_validator.verify import Violation, ViolationKind
 

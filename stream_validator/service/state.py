@@ -7,9 +7,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from stream_validator.records import TopicPartitionKey
 from stream_validator.service.pipeline import BatchPlan
-
-TopicPartitionKey = tuple[str, int]
 
 
 def _noop(*_: Any) -> None:

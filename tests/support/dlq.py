@@ -6,7 +6,8 @@ import json
 from collections.abc import Sequence
 
 from stream_validator import DataSchemaContractVerifier, FieldSpec
-from stream_validator.dlq import EnvelopeContext, Headers, SourceRecord, build_dlq_record
+from stream_validator.dlq import EnvelopeContext, build_dlq_record
+from stream_validator.records import Headers, SourceRecord
 from stream_validator.replay.planner import OutputContext, ReplayPlanner, Target
 from stream_validator.replay.selection import Selection
 from stream_validator.verify import Violation, ViolationKind

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from stream_validator.config.settings import RouteConfig
 from stream_validator.contracts import load_contract
-from stream_validator.dlq import SourceRecord
+from stream_validator.records import SourceRecord
 from stream_validator.service.pipeline import BatchPlan, RouteProcessor
 
 TICK = Path(__file__).resolve().parents[2] / "config" / "contracts" / "tick.yaml"

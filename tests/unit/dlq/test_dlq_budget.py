@@ -10,10 +10,10 @@ from pathlib import Path
 
 from stream_validator.config.settings import RouteConfig
 from stream_validator.contracts import load_contract
-from stream_validator.dlq import SourceRecord
+from stream_validator.records import OutputRecord, SourceRecord
 from stream_validator.replay.planner import Envelope, Outcome, ReplayPlanner
 from stream_validator.replay.selection import Selection
-from stream_validator.service.pipeline import OutputRecord, RouteProcessor
+from stream_validator.service.pipeline import RouteProcessor
 
 TICK = Path(__file__).resolve().parents[3] / "config" / "contracts" / "tick.yaml"
 LIMIT = 1_048_576

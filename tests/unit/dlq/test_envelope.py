@@ -6,7 +6,8 @@ import base64
 import hashlib
 import json
 
-from stream_validator.dlq import EnvelopeContext, SourceRecord, build_dlq_record
+from stream_validator.dlq import EnvelopeContext, build_dlq_record
+from stream_validator.records import SourceRecord
 from stream_validator.verify import Violation
 
 CONTEXT = EnvelopeContext("ticks", "tick", "3", "grp", "0.1.0", "2026-11-30T00:00:00+00:00")

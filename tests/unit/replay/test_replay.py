@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from stream_validator.dlq import SourceRecord
+from stream_validator.records import SourceRecord
 from stream_validator.replay.planner import (
     Coverage,
     Decision,

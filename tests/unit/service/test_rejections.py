@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from confluent_kafka import KafkaError
 
-from stream_validator.dlq import SourceRecord
+from stream_validator.records import OutputRecord, SourceRecord
 from stream_validator.service.delivery import Deliveries
-from stream_validator.service.pipeline import OutputRecord
 from stream_validator.service.rejections import Rejection, Rejections
 
 
