@@ -1,8 +1,9 @@
-"""argparse value types shared by the command-line entry points."""
+"""argparse value types shared by the commands, and the type of the command registry."""
 
 from __future__ import annotations
 
 import argparse
+from typing import TypeAlias
 
 
 def non_negative_int(text: str) -> int:
@@ -22,3 +23,7 @@ def positive_int(text: str) -> int:
     if value == 0:
         raise argparse.ArgumentTypeError("must be > 0")
     return value
+
+
+#: What ``add_subparsers()`` returns; each command's ``add_parser`` registers itself on it.
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"

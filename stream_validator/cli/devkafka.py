@@ -15,6 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from stream_validator.cli.argtypes import Subparsers
 from stream_validator.devbroker.broker import LocalKafkaBroker
 from stream_validator.devbroker.jars import KAFKA_VERSION, fetch_jars
 from stream_validator.devbroker.settings import DEFAULT_HEAP
@@ -25,12 +26,19 @@ __all__ = ["DevBrokerError", "LocalKafkaBroker", "main"]
 DEFAULT_STATE_DIR = Path(".dev-kafka")
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="stream-validator dev-kafka",
+NAME = "dev-kafka"
+HELP = "run a local single-node Kafka broker (development)"
+
+
+def add_parser(commands: Subparsers) -> None:
+    """Register ``dev-kafka`` with the command line."""
+    parser = commands.add_parser(
+        NAME,
+        help=HELP,
         description=f"Run a local single-node Apache Kafka {KAFKA_VERSION} broker (no Docker).",
     )
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser.set_defaults(run=run)
+    commands = parser.add_subparsers(dest="action", required=True)
     state = argparse.ArgumentParser(add_help=False)
     state.add_argument(
         "--state-dir",
@@ -52,20 +60,25 @@ def _parser() -> argparse.ArgumentParser:
     stop.add_argument("--timeout", type=float, default=30.0, help="seconds before SIGKILL")
     commands.add_parser("status", parents=[state], help="is the broker running?")
     commands.add_parser("fetch", help="download the broker jars into the cache only")
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one ``dev-kafka`` subcommand; return the process exit code."""
-    args = _parser().parse_args(argv)
+    """``stream-validator dev-kafka ARGS``; return the process exit code."""
+    from stream_validator.cli.main import main as cli_main
+
+    return cli_main([NAME, *(sys.argv[1:] if argv is None else argv)])
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run one ``dev-kafka`` action; return the process exit code."""
     try:
-        if args.command == "fetch":
+        if args.action == "fetch":
             print(fetch_jars(say=_say))
             return 0
-        if args.command == "start":
+        if args.action == "start":
             return _start(args)
         broker = LocalKafkaBroker(args.state_dir)
-        if args.command == "stop":
+        if args.action == "stop":
             return _stop(broker, args.timeout)
         return _status(broker)
     except DevBrokerError as exc:

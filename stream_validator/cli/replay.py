@@ -66,16 +66,15 @@ from __future__ import annotations
 
 import argparse
 import re
-import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import IO
 
-from stream_validator.cli.argtypes import non_negative_int, positive_int
+from stream_validator.cli.argtypes import Subparsers, non_negative_int, positive_int
+from stream_validator.cli.signals import stop_on_signals
 from stream_validator.codec import encode_json
 from stream_validator.config.settings import (
     PAYLOAD_HEADROOM_BYTES,
@@ -96,9 +95,15 @@ _PROG = "stream-validator replay"
 _MAX_SELECTION_BYTES = 3500
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=_PROG,
+NAME = "replay"
+HELP = "re-validate quarantined DLQ records and send the fixed ones on"
+
+
+def add_parser(commands: Subparsers) -> argparse.ArgumentParser:
+    """Register ``replay`` with the command line."""
+    parser = commands.add_parser(
+        NAME,
+        help=HELP,
         description="Re-validate quarantined DLQ records and send the ones that now pass on.",
         epilog="exit codes: 0 all selected records replayed, 1 some not (still failing,"
         " exhausted, held back, unreplayable), 2 usage/config error, 3 Kafka error,"
@@ -133,6 +138,7 @@ def _parser() -> argparse.ArgumentParser:
     add("--timeout", type=float, default=30.0, metavar="SECONDS", help="per broker request")
     add("--examples", type=non_negative_int, default=3, metavar="N", help="examples per outcome")
     add("--json", action="store_true", help="print the summary as one JSON object")
+    parser.set_defaults(run=run)
     return parser
 
 
@@ -254,12 +260,20 @@ def _is_source_of(route: RouteConfig, topic: str) -> bool:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Parse the command line (argparse exits with code 2 on bad usage)."""
-    return _parser().parse_args(argv)
+    parser = argparse.ArgumentParser(prog="stream-validator")
+    add_parser(parser.add_subparsers(required=True))
+    return parser.parse_args([NAME, *(sys.argv[1:] if argv is None else argv)])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``stream-validator replay ARGS``; return the process exit code."""
+    from stream_validator.cli.main import main as cli_main
+
+    return cli_main([NAME, *(sys.argv[1:] if argv is None else argv)])
+
+
+def run(args: argparse.Namespace) -> int:
     """Run ``stream-validator replay``; return the process exit code."""
-    args = parse_args(argv)
     try:
         job = build_job(args)
     except (StreamValidatorError, ValueError, OSError) as exc:
@@ -267,7 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ReplayExit.USAGE
     stop = threading.Event()
     bar = _ProgressBar(sys.stderr) if sys.stderr.isatty() else None
-    with _signals_stop(stop):
+    with stop_on_signals(stop.set):
         try:
             summary = DlqReplayer(job, progress=bar.update if bar else None, stop=stop).run()
         except (ReplaySetupError, ConfigError) as exc:
@@ -313,23 +327,3 @@ class _ProgressBar:
         if self._shown:
             self._stream.write("\n")
             self._stream.flush()
-
-
-@contextmanager
-def _signals_stop(stop: threading.Event) -> Iterator[None]:
-    """SIGINT/SIGTERM finish the current chunk, then stop (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    for signum in previous:
-        signal.signal(signum, lambda *_: stop.set())
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

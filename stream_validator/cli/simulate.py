@@ -16,16 +16,15 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import signal
 import sys
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Final
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
+from stream_validator.cli.argtypes import Subparsers
+from stream_validator.cli.signals import stop_on_signals
 from stream_validator.codec import encode_json
 from stream_validator.errors import ScenarioSpecError, SimulateExit, StreamValidatorError
 from stream_validator.sim import SCENARIOS, Entity, ScenarioWindow, Schedule, Simulator, parse_spec
@@ -46,11 +45,17 @@ DEFAULT_MESSAGE_TIMEOUT_MS: Final = 30_000
 _PROG: Final = "stream-validator simulate"
 
 
-def _parser() -> argparse.ArgumentParser:
+NAME: Final = "simulate"
+HELP: Final = "produce simulated market data (with vendor drift) to a topic"
+
+
+def add_parser(commands: Subparsers) -> None:
+    """Register ``simulate`` with the command line."""
     grammar = (spec_grammar.__doc__ or "").replace("``", "")
     scenarios = "\n".join(f"  {s.name:<16}{s.summary}" for s in SCENARIOS.values())
-    parser = argparse.ArgumentParser(
-        prog=_PROG,
+    parser = commands.add_parser(
+        NAME,
+        help=HELP,
         description="Produce simulated market data (with scheduled vendor drift) to Kafka.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=f"scenarios:\n{scenarios}\n\nscenario specs (--scenario):\n{grammar}",
@@ -99,7 +104,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="how long to wait for the broker at start (default: %(default)s)",
     )
-    return parser
+    parser.set_defaults(run=run, parser=parser)
 
 
 def _positive(kind: Callable[[str], float]) -> Callable[[str], float]:
@@ -144,9 +149,15 @@ def _setting(text: str) -> tuple[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``stream-validator simulate ARGS``; return the process exit code."""
+    from stream_validator.cli.main import main as cli_main
+
+    return cli_main([NAME, *(sys.argv[1:] if argv is None else argv)])
+
+
+def run(args: argparse.Namespace) -> int:
     """Run ``stream-validator simulate``; return the process exit code."""
-    parser = _parser()
-    args = parser.parse_args(argv)
+    parser: argparse.ArgumentParser = args.parser
     if args.count is None and args.duration is None:
         parser.error("give --count and/or --duration")
     if args.partitions is not None and not args.create_topic:
@@ -156,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     config = _producer_config(args.bootstrap_servers, extra)
     stop = StopFlag()
     # Installed before setup, so a Ctrl-C while waiting for the broker ends the run cleanly.
-    with _signals_stop(stop):
+    with stop_on_signals(stop.request):
         try:
             if args.create_topic:
                 admin_config = {"bootstrap.servers": args.bootstrap_servers, "log_level": 2}
@@ -242,20 +253,6 @@ def _error_reporter(stop: StopFlag) -> Callable[[KafkaError], None]:
             print(f"{_PROG}: kafka: {err.str()}", file=sys.stderr)
 
     return on_error
-
-
-@contextmanager
-def _signals_stop(stop: StopFlag) -> Iterator[None]:
-    """Route SIGINT and SIGTERM to the stop flag (main thread only), restoring them after."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {sig: signal.signal(sig, stop.request) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 if __name__ == "__main__":
