@@ -12,6 +12,7 @@ Every exception the package raises on purpose derives from one root::
     ├── DevBrokerError (also RuntimeError)   the local development broker
     ├── FatalTransactionError                the producer can no longer run transactions
     ├── ProducerLostError                    the transactional producer must be replaced
+    ├── TopicAdminError                      a topic cannot be checked or created
     ├── ReadStalledError                     a topic range stopped arriving
     ├── ReplaySetupError                     replay cannot start (a topic is missing)
     └── ReplayKafkaError                     a Kafka-side problem mid-replay
@@ -97,6 +98,10 @@ class ReplaySetupError(StreamValidatorError):
 
 class ReplayKafkaError(StreamValidatorError):
     """A Kafka-side problem found mid-run, e.g. a source topic that is gone (exit code 3)."""
+
+
+class TopicAdminError(StreamValidatorError):
+    """The broker cannot be reached, or a topic cannot be created; the message says which."""
 
 
 # --- exit codes: one enum per command family -------------------------------------------

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from stream_validator.cli.argtypes import Subparsers, positive_int
-from stream_validator.errors import CheckExit
+from stream_validator.errors import CheckExit, TopicAdminError
 
 
 def add_parser(commands: Subparsers) -> None:
@@ -37,17 +37,18 @@ def _run(args: argparse.Namespace) -> int:
 
 def _create_topics(args: argparse.Namespace) -> int:
     from stream_validator.config.settings import load_config
+    from stream_validator.kafka.clients import admin_settings
     from stream_validator.kafka.topics import create_topics, topics_of
 
     config = load_config(args.config)
     try:
         outcome = create_topics(
-            config,
+            admin_settings(config),
             topics_of(config),
             partitions=args.partitions,
             replication_factor=args.replication_factor,
         )
-    except RuntimeError as exc:
+    except TopicAdminError as exc:
         print(f"stream-validator: error: {exc}", file=sys.stderr)
         return CheckExit.INVALID
     for name, what in outcome.items():

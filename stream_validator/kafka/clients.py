@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaException, Producer
@@ -106,9 +106,6 @@ def create_producer(config: ServiceConfig, **callbacks: Any) -> Producer:
         ) from None
 
 
-def missing_topics(client: Producer, topics: Iterable[str], timeout_s: float) -> list[str]:
-    """The topics that do not exist; raises KafkaException when the broker is unreachable."""
-    metadata = client.list_topics(timeout=timeout_s)
-    return sorted(
-        t for t in set(topics) if t not in metadata.topics or metadata.topics[t].error is not None
-    )
+def admin_settings(config: ServiceConfig) -> dict[str, Any]:
+    """Settings for an admin client: the bootstrap servers and the shared settings."""
+    return {"bootstrap.servers": config.kafka.bootstrap_servers, **config.kafka.settings}

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from confluent_kafka import KafkaException, Producer
 
 from stream_validator.config.settings import ServiceConfig
-from stream_validator.kafka.clients import missing_topics
+from stream_validator.kafka.topics import missing_topics
 from stream_validator.service.state import ServiceState
 
 log = logging.getLogger("stream_validator.service")

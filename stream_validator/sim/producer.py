@@ -14,12 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from confluent_kafka import KafkaError, KafkaException, Producer
-from confluent_kafka.admin import AdminClient
 
 # Where NewTopic is defined: confluent_kafka.admin re-exports it undeclared (mypy --strict).
-from confluent_kafka.cimpl import NewTopic
-
-from stream_validator.errors import SimulateError
+from stream_validator.errors import SimulateError, TopicAdminError
+from stream_validator.kafka.topics import create_topics, partition_counts
 from stream_validator.sim import SimMessage, Simulator
 
 # Longest single wait, so a stop request or the end of a duration is seen promptly.
@@ -184,54 +182,25 @@ def _flush(
 def check_topic(producer: Producer, topic: str, bootstrap: str, timeout: float) -> int:
     """Return the topic's partition count; raise SimulateError if unreachable or missing."""
     try:
-        meta = producer.list_topics(topic=topic, timeout=timeout)
+        count = partition_counts(producer, [topic], timeout)[topic]
     except KafkaException as exc:
         raise SimulateError(
             f"cannot reach Kafka at {bootstrap} within {timeout:g} s: {describe_error(exc)}"
         ) from None
-    topic_meta = meta.topics.get(topic)
-    if topic_meta is None or topic_meta.error is not None:
-        why = topic_meta.error.str() if topic_meta is not None else "not in the metadata"
+    if not count:
         raise SimulateError(
-            f"topic {topic!r} is not available on {bootstrap} ({why}); "
+            f"topic {topic!r} is not available on {bootstrap}; "
             "create it first or pass --create-topic"
         )
-    return len(topic_meta.partitions)
+    return count
 
 
 def ensure_topic(config: Mapping[str, Any], topic: str, partitions: int, timeout: float) -> bool:
     """Create the topic unless it exists, then wait for its leaders; True if created."""
-    admin = AdminClient(dict(config))
-    bootstrap = config.get("bootstrap.servers", "?")
     try:
-        existing = admin.list_topics(timeout=timeout).topics
-    except KafkaException as exc:
-        raise SimulateError(
-            f"cannot reach Kafka at {bootstrap} within {timeout:g} s: {describe_error(exc)}"
-        ) from None
-    created = False
-    if topic not in existing:
-        # replication_factor=-1: the cluster's default, right for one node and for many.
-        new = NewTopic(topic, num_partitions=partitions, replication_factor=-1)
-        try:
-            admin.create_topics([new], operation_timeout=timeout)[topic].result(timeout)
-            created = True
-        except KafkaException as exc:
-            err = exc.args[0] if exc.args else None
-            if not (isinstance(err, KafkaError) and err.code() == KafkaError.TOPIC_ALREADY_EXISTS):
-                raise SimulateError(
-                    f"cannot create topic {topic!r}: {describe_error(exc)}"
-                ) from None
-    _wait_for_leaders(admin, topic, timeout)
-    return created
-
-
-def _wait_for_leaders(admin: AdminClient, topic: str, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        meta = admin.list_topics(topic=topic, timeout=timeout).topics.get(topic)
-        leaders = [p.leader for p in meta.partitions.values()] if meta is not None else []
-        if meta is not None and meta.error is None and leaders and min(leaders) >= 0:
-            return
-        time.sleep(0.1)
-    raise SimulateError(f"topic {topic!r} has no leader for every partition after {timeout:g} s")
+        outcome = create_topics(
+            config, [topic], partitions=partitions, timeout_s=timeout, wait_for_leaders=True
+        )
+    except TopicAdminError as exc:
+        raise SimulateError(str(exc)) from None
+    return outcome[topic] == "created"
