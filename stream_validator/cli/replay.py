@@ -68,10 +68,12 @@ import argparse
 import re
 import sys
 import threading
-import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import IO
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from stream_validator.cli.argtypes import Subparsers, non_negative_int, positive_int
 from stream_validator.cli.signals import stop_on_signals
@@ -300,30 +302,27 @@ def run(args: argparse.Namespace) -> int:
 
 
 class _ProgressBar:
-    """A one-line progress bar, redrawn at most ten times a second."""
+    """A live progress line on a terminal (rich), with the passing and failing counts."""
 
-    def __init__(self, stream: IO[str], width: int = 30) -> None:
-        self._stream = stream
-        self._width = width
-        self._last = 0.0
-        self._shown = False
+    def __init__(self, stream: IO[str]) -> None:
+        self._progress = Progress(
+            TextColumn("replay"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("passed {task.fields[passed]}  still failing {task.fields[failing]}"),
+            console=Console(file=stream),
+        )
+        self._task = self._progress.add_task("replay", total=None, passed=0, failing=0)
+        self._progress.start()
 
     def update(self, done: int, total: int, summary: ReplaySummary) -> None:
-        now = time.monotonic()
-        if now - self._last < 0.1 and done < total:
-            return
-        self._last = now
-        filled = self._width if not total else min(self._width, self._width * done // total)
-        passed = summary.outcomes[summary.name(Outcome.PASSED)]
-        failing = summary.outcomes[str(Outcome.STILL_FAILING)]
-        self._stream.write(
-            f"\rreplay [{'#' * filled}{'.' * (self._width - filled)}] {done}/{total}"
-            f"  passed {passed}  still failing {failing}"
+        self._progress.update(
+            self._task,
+            completed=done,
+            total=total,
+            passed=summary.outcomes[summary.name(Outcome.PASSED)],
+            failing=summary.outcomes[str(Outcome.STILL_FAILING)],
         )
-        self._stream.flush()
-        self._shown = True
 
     def close(self) -> None:
-        if self._shown:
-            self._stream.write("\n")
-            self._stream.flush()
+        self._progress.stop()

@@ -126,13 +126,15 @@ def test_usage_errors_exit_2_before_touching_kafka(
     assert "no route named 'nope'" in capsys.readouterr().err
 
 
-def test_progress_bar_draws_and_ends_with_a_newline() -> None:
-    """The bar shows done/total and the passing and failing counts."""
+def test_progress_bar_shows_done_of_total_and_the_counts() -> None:
+    """The bar shows done/total and the passing and failing counts, and ends its line."""
     stream = io.StringIO()
-    bar = _ProgressBar(stream, width=10)
+    bar = _ProgressBar(stream)
     bar.update(5, 10, ReplaySummary("d", "t", "g", "c", "1", dry_run=False))
     bar.close()
-    assert stream.getvalue() == "\rreplay [#####.....] 5/10  passed 0  still failing 0\n"
+    text = stream.getvalue()
+    assert "replay" in text and "5/10" in text
+    assert "passed 0  still failing 0" in text and text.endswith("\n")
 
 
 def test_source_target_comes_from_the_route_config(tmp_path: Path) -> None:
