@@ -195,9 +195,16 @@ def _show(path: Path, document: object) -> str:
     """``routes[1].contract``, plus ``(route 'books')`` when a list item on it has a name."""
     text, named = "", ""
     for depth, step in enumerate(path):
-        text += f"[{step}]" if isinstance(step, int) else f".{step}"
+        if isinstance(step, int):
+            text += f"[{step}]"
+        else:  # a librdkafka property such as sasl.password stays one step
+            text += f".{step}" if step.isidentifier() else f"[{step[:100]!r}]"
         item = _follow(document, path[: depth + 1])
-        if isinstance(step, int) and isinstance(item, Mapping) and isinstance(item.get("name"), str):
+        if (
+            isinstance(step, int)
+            and isinstance(item, Mapping)
+            and isinstance(item.get("name"), str)
+        ):
             owner = str(path[depth - 1]) if depth else "item"
             named = f" ({owner.removesuffix('s')} {item['name'][:100]!r})"
     return text.lstrip(".") + named

@@ -103,9 +103,7 @@ def _build(document: object, source: str, problems: list[str]) -> SchemaContract
     raise ContractFileError(source, "; ".join(problems))
 
 
-def _decode(
-    document: object, into: type[T], at: tuple[str | int, ...], out: list[str]
-) -> T | None:
+def _decode(document: object, into: type[T], at: tuple[str | int, ...], out: list[str]) -> T | None:
     try:
         return decode(document, into, at)
     except YamlFileError as exc:
