@@ -14,7 +14,6 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-NULL_POLICIES = ("alert", "quarantine")
 # librdkafka producer default; must cover the largest payload plus key and headers.
 DEFAULT_MAX_MESSAGE_BYTES = 1_048_576
 PAYLOAD_HEADROOM_BYTES = 48_576

@@ -31,7 +31,6 @@ from stream_validator.config.redaction import is_secret_key
 from stream_validator.config.redaction import redacted as redacted  # re-exported
 from stream_validator.config.redaction import scrub as scrub  # re-exported
 from stream_validator.config.schema import DEFAULT_MAX_MESSAGE_BYTES as DEFAULT_MAX_MESSAGE_BYTES
-from stream_validator.config.schema import NULL_POLICIES as NULL_POLICIES
 from stream_validator.config.schema import PAYLOAD_HEADROOM_BYTES as PAYLOAD_HEADROOM_BYTES
 from stream_validator.config.schema import ConfigDoc, RouteDoc
 from stream_validator.contracts import SchemaContract, load_contract
@@ -197,7 +196,7 @@ def _librdkafka_value(value: object) -> str:
 
 def _route(config: ServiceConfig, index: int, doc: RouteDoc, base_dir: Path) -> RouteConfig:
     def at(key: str) -> str:
-        return f"{config.source}: routes[{index}].{key} (route {doc.name!r})"
+        return f"{config.source}: routes[{index}]{'.' if key else ''}{key} (route {doc.name!r})"
 
     if not _ROUTE_NAME.fullmatch(doc.name):
         # It becomes a metric label, a log field and part of DLQ envelopes.
@@ -206,22 +205,15 @@ def _route(config: ServiceConfig, index: int, doc: RouteDoc, base_dir: Path) -> 
             f" of A-Z a-z 0-9 . _ -, got {doc.name[:MAX_ROUTE_NAME_CHARS]!r}"
         )
     topics = [doc.source_topics] if isinstance(doc.source_topics, str) else doc.source_topics
-    for key, names in (
-        ("source_topics", topics or []),
-        ("clean_topic", [doc.clean_topic]),
-        ("dlq_topic", [doc.dlq_topic]),
-    ):
-        for topic in names:
-            if not topicpattern.is_legal_topic(topic):
-                raise ConfigError(
-                    f"{at(key)}: {topic[:250]!r} is not a Kafka topic name"
-                    " (1-249 characters of A-Z a-z 0-9 . _ -)"
-                )
+    outputs = {"clean_topic": doc.clean_topic, "dlq_topic": doc.dlq_topic}
+    for key, topic in [*(("source_topics", t) for t in topics or ()), *outputs.items()]:
+        if not topicpattern.is_legal_topic(topic):
+            raise ConfigError(
+                f"{at(key)}: {topic[:250]!r} is not a Kafka topic name"
+                " (1-249 characters of A-Z a-z 0-9 . _ -)"
+            )
     if bool(topics) == (doc.source_pattern is not None):
-        raise ConfigError(
-            f"{config.source}: routes[{index}] (route {doc.name!r}) needs exactly one of"
-            " source_topics, source_pattern"
-        )
+        raise ConfigError(f"{at('')} needs exactly one of source_topics, source_pattern")
     if doc.source_pattern is not None:
         try:
             topicpattern.check_pattern(doc.source_pattern)
@@ -234,9 +226,7 @@ def _route(config: ServiceConfig, index: int, doc: RouteDoc, base_dir: Path) -> 
             f"{at('max_payload_bytes')}: {max_payload} must leave {PAYLOAD_HEADROOM_BYTES} bytes"
             " of service.max_message_bytes for key and headers"
         )
-    contract_path = Path(doc.contract)
-    if not contract_path.is_absolute():
-        contract_path = base_dir / contract_path
+    contract_path = base_dir / doc.contract  # an absolute path replaces base_dir
     try:
         contract = load_contract(contract_path)
     except ContractFileError as exc:
