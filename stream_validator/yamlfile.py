@@ -36,7 +36,7 @@ _LOOKS_NUMERIC = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 # msgspec's type names in the words of a YAML file.
 _YAML_WORDS = {"object": "mapping", "array": "list"}
 T = TypeVar("T")
-Path = tuple[str | int, ...]
+KeyPath = tuple[str | int, ...]
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -101,12 +101,13 @@ def parse_yaml(text: str) -> object:
     return document
 
 
-def decode(document: object, into: type[T], at: Path = ()) -> T:
+def decode(document: object, into: type[T], at: KeyPath = ()) -> T:
     """``document`` (or its part at ``at``) as an ``into``; YamlFileError names path and problem.
 
     A problem reads ``routes[1].contract (route 'books'): expected str, got int``: the path,
     the ``name`` of the list item it runs through, what was expected and what was found.
-    Values are shown only for numbers, enum members and empty strings, never free text.
+    The value found is shown only for numbers, empty strings, numeric-looking text and the
+    values of enum keys (cut to 60 characters); other text may be a secret and never is.
     """
     value = _follow(document, at)
     try:
@@ -115,7 +116,7 @@ def decode(document: object, into: type[T], at: Path = ()) -> T:
         raise YamlFileError([_explain(str(exc), document, inspect.type_info(into), at)]) from None
 
 
-def _follow(document: object, path: Path) -> object:
+def _follow(document: object, path: KeyPath) -> object:
     node = document
     for step in path:
         if isinstance(step, int) and isinstance(node, Sequence) and not isinstance(node, str):
@@ -127,10 +128,10 @@ def _follow(document: object, path: Path) -> object:
     return node
 
 
-def _explain(error: str, document: object, root: inspect.Type, at: Path) -> str:
+def _explain(error: str, document: object, root: inspect.Type, at: KeyPath) -> str:
     problem, _, where = error.partition(" - at `")
     in_key = where.startswith("key` in `")
-    path: Path = at
+    path: KeyPath = at
     for key, index in _SEGMENT.findall(where.removeprefix("key` in `").rstrip("`")):
         node = _follow(document, path)
         if index == "..." and isinstance(node, Mapping):
@@ -146,7 +147,7 @@ def _explain(error: str, document: object, root: inspect.Type, at: Path) -> str:
     elif problem.startswith("Object missing required field"):
         problem = f"missing required key {problem.split('`')[1]!r}"
     elif problem.startswith("Invalid enum value") and isinstance(tp, inspect.LiteralType):
-        problem = f"expected one of {', '.join(map(str, tp.values))}, got {node!r}"
+        problem = f"expected one of {', '.join(map(str, tp.values))}, got {_preview(node)}"
     else:
         expected, _, got = problem.removeprefix("Expected ").partition(", got ")
         expected = _words(expected)
@@ -163,6 +164,11 @@ def _explain(error: str, document: object, root: inspect.Type, at: Path) -> str:
     return f"{_show(path, document)}: {problem}" if path else problem
 
 
+def _preview(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _is_scalar(value: object) -> bool:
     return isinstance(value, str | int | float | bool)
 
@@ -174,7 +180,7 @@ def _words(msgspec_text: str) -> str:
     return text
 
 
-def _type_at(tp: inspect.Type, path: Path) -> inspect.Type:
+def _type_at(tp: inspect.Type, path: KeyPath) -> inspect.Type:
     """The msgspec type a path leads to (through unions, lists and dict values)."""
     for step in path:
         options = tp.types if isinstance(tp, inspect.UnionType) else (tp,)
@@ -191,7 +197,7 @@ def _type_at(tp: inspect.Type, path: Path) -> inspect.Type:
     return tp
 
 
-def _show(path: Path, document: object) -> str:
+def _show(path: KeyPath, document: object) -> str:
     """``routes[1].contract``, plus ``(route 'books')`` when a list item on it has a name."""
     text, named = "", ""
     for depth, step in enumerate(path):
