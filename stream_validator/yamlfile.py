@@ -1,5 +1,9 @@
 """The one YAML reader of config and contract files: strict about keys, silent about values.
 
+``read_yaml``/``parse_yaml`` read the text; ``decode`` turns the document into typed msgspec
+Structs and words msgspec's first error as ``path: problem``, e.g.
+``routes[1].contract (route 'books'): expected str, got int``.
+
 Two things ``yaml.safe_load`` does that a config reader must not:
 
 * A mapping with a key written twice keeps the last value, so a second ``min_value``
@@ -12,8 +16,12 @@ Two things ``yaml.safe_load`` does that a config reader must not:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
+import msgspec
 import yaml
+from msgspec import inspect
 from yaml.nodes import MappingNode
 
 from stream_validator.errors import YamlFileError
@@ -21,6 +29,14 @@ from stream_validator.errors import YamlFileError
 # Quoted source text inside a PyYAML problem ("found undefined alias 'hunter2'").
 # Token names such as '<block end>' are PyYAML's own words and stay.
 _QUOTED = re.compile(r"'(?!<)[^']*'|\"[^\"]*\"")
+# One step of a msgspec error path: ".key", "[3]" or "[...]" (a dict value).
+_SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
+# PyYAML follows YAML 1.1, where "1e-9" (no dot) is a string, not a float.
+_LOOKS_NUMERIC = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+# msgspec's type names in the words of a YAML file.
+_YAML_WORDS = {"object": "mapping", "array": "list"}
+T = TypeVar("T")
+KeyPath = tuple[str | int, ...]
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -83,3 +99,118 @@ def parse_yaml(text: str) -> object:
     if duplicates:
         raise YamlFileError(duplicates)
     return document
+
+
+def decode(document: object, into: type[T], at: KeyPath = ()) -> T:
+    """``document`` (or its part at ``at``) as an ``into``; YamlFileError names path and problem.
+
+    A problem reads ``routes[1].contract (route 'books'): expected str, got int``: the path,
+    the ``name`` of the list item it runs through, what was expected and what was found.
+    The value found is shown only for numbers, empty strings, numeric-looking text and the
+    values of enum keys (cut to 60 characters); other text may be a secret and never is.
+    """
+    value = _follow(document, at)
+    try:
+        return msgspec.convert(value, into)
+    except msgspec.ValidationError as exc:
+        raise YamlFileError([_explain(str(exc), document, inspect.type_info(into), at)]) from None
+
+
+def _follow(document: object, path: KeyPath) -> object:
+    node = document
+    for step in path:
+        if isinstance(step, int) and isinstance(node, Sequence) and not isinstance(node, str):
+            node = node[step] if step < len(node) else None
+        elif isinstance(node, Mapping):
+            node = node.get(step)
+        else:
+            return None
+    return node
+
+
+def _explain(error: str, document: object, root: inspect.Type, at: KeyPath) -> str:
+    problem, _, where = error.partition(" - at `")
+    in_key = where.startswith("key` in `")
+    path: KeyPath = at
+    for key, index in _SEGMENT.findall(where.removeprefix("key` in `").rstrip("`")):
+        node = _follow(document, path)
+        if index == "..." and isinstance(node, Mapping):
+            # msgspec does not name the dict key; the values here are scalars, so find it.
+            index = next((str(k) for k, v in node.items() if not _is_scalar(v)), "...")
+        path += (int(index) if index.isdigit() else key or index,)
+    node, tp = _follow(document, path), _type_at(root, path[len(at) :])
+    if problem.startswith("Object contains unknown field"):
+        allowed = [f.encode_name for f in tp.fields] if isinstance(tp, inspect.StructType) else []
+        keys = node if isinstance(node, Mapping) else {}
+        unknown = sorted(str(k) for k in keys if k not in allowed)
+        problem = f"unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(allowed))})"
+    elif problem.startswith("Object missing required field"):
+        problem = f"missing required key {problem.split('`')[1]!r}"
+    elif problem.startswith("Invalid enum value") and isinstance(tp, inspect.LiteralType):
+        problem = f"expected one of {', '.join(map(str, tp.values))}, got {_preview(node)}"
+    else:
+        expected, _, got = problem.removeprefix("Expected ").partition(", got ")
+        expected = _words(expected)
+        if got:
+            problem = f"expected {expected}, got {_words(got)}"
+        elif isinstance(node, int | float) or (isinstance(node, str | list | dict) and not node):
+            problem = f"expected {expected}, got {node!r}"  # a bound or a length constraint
+        else:
+            problem = f"expected {expected}"
+        if isinstance(node, str) and _LOOKS_NUMERIC.match(node) and "float" in expected:
+            problem += f" {node!r} (YAML reads exponents without a dot as text: write e.g. 1.0e-9)"
+    if in_key:
+        problem = f"a key: {problem}"
+    return f"{_show(path, document)}: {problem}" if path else problem
+
+
+def _preview(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _is_scalar(value: object) -> bool:
+    return isinstance(value, str | int | float | bool)
+
+
+def _words(msgspec_text: str) -> str:
+    text = msgspec_text.replace("`", "")
+    for word, yaml_word in _YAML_WORDS.items():
+        text = re.sub(rf"\b{word}\b", yaml_word, text)
+    return text
+
+
+def _type_at(tp: inspect.Type, path: KeyPath) -> inspect.Type:
+    """The msgspec type a path leads to (through unions, lists and dict values)."""
+    for step in path:
+        options = tp.types if isinstance(tp, inspect.UnionType) else (tp,)
+        for option in options:
+            if isinstance(step, str) and isinstance(option, inspect.StructType):
+                tp = next((f.type for f in option.fields if f.encode_name == step), option)
+                break
+            if isinstance(step, int) and isinstance(option, inspect.ListType):
+                tp = option.item_type
+                break
+            if isinstance(option, inspect.DictType):
+                tp = option.value_type
+                break
+    return tp
+
+
+def _show(path: KeyPath, document: object) -> str:
+    """``routes[1].contract``, plus ``(route 'books')`` when a list item on it has a name."""
+    text, named = "", ""
+    for depth, step in enumerate(path):
+        if isinstance(step, int):
+            text += f"[{step}]"
+        else:  # a librdkafka property such as sasl.password stays one step
+            text += f".{step}" if step.isidentifier() else f"[{step[:100]!r}]"
+        item = _follow(document, path[: depth + 1])
+        if (
+            isinstance(step, int)
+            and isinstance(item, Mapping)
+            and isinstance(item.get("name"), str)
+        ):
+            owner = str(path[depth - 1]) if depth else "item"
+            named = f" ({owner.removesuffix('s')} {item['name'][:100]!r})"
+    return text.lstrip(".") + named

@@ -9,7 +9,10 @@ Environment overrides use the prefix ``SV_`` and ``__`` between levels::
 Inside ``settings``/``consumer``/``producer`` (librdkafka properties, passed through)
 the ``_`` of an environment name becomes ``.``. Values are parsed as YAML scalars
 (``100`` is an int, ``true`` a bool) except librdkafka properties, which stay strings.
-Every error names the offending key; values of secret keys never appear in messages.
+The file's keys and types are the Structs of ``schema`` (decoded by ``yamlfile.decode``);
+this module adds the defaults (the dataclasses below), the overrides and the rules between
+keys. Every error names the file and the path (``routes[1].contract (route 'books')``);
+values of secret keys never appear in messages.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +30,18 @@ from stream_validator.config import topicpattern
 from stream_validator.config.redaction import is_secret_key
 from stream_validator.config.redaction import redacted as redacted  # re-exported
 from stream_validator.config.redaction import scrub as scrub  # re-exported
+from stream_validator.config.schema import DEFAULT_MAX_MESSAGE_BYTES as DEFAULT_MAX_MESSAGE_BYTES
+from stream_validator.config.schema import PAYLOAD_HEADROOM_BYTES as PAYLOAD_HEADROOM_BYTES
+from stream_validator.config.schema import ConfigDoc, RouteDoc
 from stream_validator.contracts import SchemaContract, load_contract
 from stream_validator.errors import ConfigError, ContractFileError, PatternError, YamlFileError
-from stream_validator.yamlfile import parse_yaml
+from stream_validator.yamlfile import decode, parse_yaml
 
 ENV_PREFIX = "SV_"
-NULL_POLICIES = ("alert", "quarantine")
 MAX_ROUTE_NAME_CHARS = 100
 _ROUTE_NAME = re.compile(rf"[A-Za-z0-9._-]{{1,{MAX_ROUTE_NAME_CHARS}}}")
-# librdkafka producer default; must cover the largest payload plus key and headers.
-DEFAULT_MAX_MESSAGE_BYTES = 1_048_576
-PAYLOAD_HEADROOM_BYTES = 48_576
+_KAFKA_MAPS = ("settings", "consumer", "producer")
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,47 +118,6 @@ class ServiceConfig:
     source: str = "<config>"
 
 
-# Accepted keys per section: (key, type, default-or-None); unknown keys are errors.
-_SERVICE_KEYS: dict[str, tuple[type | tuple[type, ...], str]] = {
-    "batch.max_records": (int, "batch_max_records"),
-    "batch.timeout_s": ((int, float), "batch_timeout_s"),
-    "service.max_message_bytes": (int, "max_message_bytes"),
-    "service.health_host": (str, "health_host"),
-    "service.health_port": (int, "health_port"),
-    "service.shutdown_timeout_s": ((int, float), "shutdown_timeout_s"),
-    "service.liveness_timeout_s": ((int, float), "liveness_timeout_s"),
-    "service.retry_backoff_s": ((int, float), "retry_backoff_s"),
-    "service.retry_backoff_max_s": ((int, float), "retry_backoff_max_s"),
-    "service.halt_after_failed_batches": (int, "halt_after_failed_batches"),
-    "service.startup_check_timeout_s": ((int, float), "startup_check_timeout_s"),
-    "service.log_level": (str, "log_level"),
-    "metrics.enabled": (bool, "metrics_enabled"),
-    "metrics.host": (str, "metrics_host"),
-    "metrics.port": (int, "metrics_port"),
-}
-_KAFKA_SCALARS = (
-    "bootstrap_servers",
-    "group_id",
-    "client_id",
-    "auto_offset_reset",
-    "transactional_id",
-)
-_KAFKA_MAPS = ("settings", "consumer", "producer")
-_ROUTE_KEYS = frozenset(
-    {
-        "name",
-        "source_topics",
-        "source_pattern",
-        "contract",
-        "clean_topic",
-        "dlq_topic",
-        "on_null_ceiling_breach",
-        "max_payload_bytes",
-    }
-)
-_TOP_KEYS = frozenset({"kafka", "batch", "service", "metrics", "routes"})
-
-
 def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> ServiceConfig:
     """Read the YAML file, apply SV_* environment overrides, check everything."""
     source = str(path)
@@ -202,48 +165,27 @@ def config_from_mapping(
     document: Mapping[str, Any], *, source: str = "<config>", base_dir: Path | None = None
 ) -> ServiceConfig:
     """Build and check a ServiceConfig from a parsed document."""
-    unknown = sorted(set(document) - _TOP_KEYS)
-    if unknown:
-        raise ConfigError(f"{source}: unknown top-level key(s): {', '.join(unknown)}")
-    kafka = _kafka_section(source, document.get("kafka") or {})
-    options: dict[str, Any] = {}
-    for section in ("batch", "service", "metrics"):
-        values = document.get(section) or {}
-        if not isinstance(values, Mapping):
-            raise ConfigError(f"{source}: {section} must be a mapping")
-        for key, value in values.items():
-            dotted = f"{section}.{key}"
-            if dotted not in _SERVICE_KEYS:
-                raise ConfigError(f"{source}: unknown key {dotted}")
-            expected, attr = _SERVICE_KEYS[dotted]
-            if not isinstance(value, expected) or (
-                isinstance(value, bool) and expected is not bool
-            ):
-                raise ConfigError(f"{source}: {dotted} has the wrong type ({type(value).__name__})")
-            options[attr] = value
-    config = ServiceConfig(kafka=kafka, routes=(), source=source, **options)
-    routes = _routes(source, document.get("routes"), base_dir or Path.cwd(), config)
-    config = ServiceConfig(kafka=kafka, routes=routes, source=source, **options)
+    # A section written with nothing under it (``kafka:``) keeps its defaults.
+    given = {key: value for key, value in document.items() if value is not None}
+    try:
+        doc = decode(given, ConfigDoc)
+    except YamlFileError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+    kafka: dict[str, Any] = doc.kafka.given()
+    for section in _KAFKA_MAPS:
+        if section in kafka:
+            kafka[section] = {k: _librdkafka_value(v) for k, v in kafka[section].items()}
+    options: dict[str, Any] = {
+        **{f"batch_{key}": value for key, value in doc.batch.given().items()},
+        **doc.service.given(),
+        **{f"metrics_{key}": value for key, value in doc.metrics.given().items()},
+    }
+    config = ServiceConfig(kafka=KafkaConfig(**kafka), routes=(), source=source, **options)
     _check_service(config)
-    return config
-
-
-def _kafka_section(source: str, values: object) -> KafkaConfig:
-    if not isinstance(values, Mapping):
-        raise ConfigError(f"{source}: kafka must be a mapping")
-    options: dict[str, Any] = {}
-    for key, value in values.items():
-        if key in _KAFKA_SCALARS:
-            if not isinstance(value, str) or not value:
-                raise ConfigError(f"{source}: kafka.{key} must be a non-empty string")
-            options[key] = value
-        elif key in _KAFKA_MAPS:
-            if not isinstance(value, Mapping):
-                raise ConfigError(f"{source}: kafka.{key} must be a mapping of librdkafka settings")
-            options[key] = {str(k): _librdkafka_value(v) for k, v in value.items()}
-        else:
-            raise ConfigError(f"{source}: unknown key kafka.{key}")
-    return KafkaConfig(**options)
+    base = base_dir or Path.cwd()
+    routes = tuple(_route(config, i, route, base) for i, route in enumerate(doc.routes))
+    _check_routes(source, routes)
+    return replace(config, routes=routes)
 
 
 def _librdkafka_value(value: object) -> str:
@@ -252,109 +194,65 @@ def _librdkafka_value(value: object) -> str:
     return str(value)
 
 
-def _routes(
-    source: str, raw: object, base_dir: Path, config: ServiceConfig
-) -> tuple[RouteConfig, ...]:
-    if not isinstance(raw, list) or not raw:
-        raise ConfigError(f"{source}: routes must be a non-empty list")
-    routes = [_route(source, i, item, base_dir, config) for i, item in enumerate(raw)]
-    names = [r.name for r in routes]
-    for name in names:
-        if names.count(name) > 1:
-            raise ConfigError(f"{source}: duplicate route name {name!r}")
-    _check_disjoint(source, routes)
-    sources = {t for r in routes for t in r.source_topics}
-    for route in routes:
-        for output in (route.clean_topic, route.dlq_topic):
-            looping = output in sources or any(r.matches(output) for r in routes)
-            if looping:
-                raise ConfigError(
-                    f"{source}: routes.{route.name}: output topic {output!r} is also a source"
-                    " topic (it would be consumed again)"
-                )
-    return tuple(routes)
+def _route(config: ServiceConfig, index: int, doc: RouteDoc, base_dir: Path) -> RouteConfig:
+    def at(key: str) -> str:
+        return f"{config.source}: routes[{index}]{'.' if key else ''}{key} (route {doc.name!r})"
 
-
-def _route(
-    source: str, index: int, item: object, base_dir: Path, config: ServiceConfig
-) -> RouteConfig:
-    where = f"routes[{index}]"
-    if not isinstance(item, Mapping):
-        raise ConfigError(f"{source}: {where} must be a mapping")
-    name = item.get("name")
-    if not isinstance(name, str) or not name:
-        raise ConfigError(f"{source}: {where}.name is required")
-    if not _ROUTE_NAME.fullmatch(name):
+    if not _ROUTE_NAME.fullmatch(doc.name):
         # It becomes a metric label, a log field and part of DLQ envelopes.
         raise ConfigError(
-            f"{source}: {where}.name must be 1-{MAX_ROUTE_NAME_CHARS} characters of"
-            f" A-Z a-z 0-9 . _ -, got {name[:MAX_ROUTE_NAME_CHARS]!r}"
+            f"{config.source}: routes[{index}].name must be 1-{MAX_ROUTE_NAME_CHARS} characters"
+            f" of A-Z a-z 0-9 . _ -, got {doc.name[:MAX_ROUTE_NAME_CHARS]!r}"
         )
-    where = f"routes.{name}"
-    unknown = sorted(set(item) - _ROUTE_KEYS)
-    if unknown:
-        raise ConfigError(f"{source}: unknown key(s) {where}.{', '.join(unknown)}")
-    for key in ("contract", "clean_topic", "dlq_topic"):
-        if not isinstance(item.get(key), str) or not item[key]:
-            raise ConfigError(f"{source}: {where}.{key} is required (a string)")
-    topics = item.get("source_topics") or []
-    pattern = item.get("source_pattern")
-    if isinstance(topics, str):
-        topics = [topics]
-    if not isinstance(topics, list) or not all(isinstance(t, str) and t for t in topics):
-        raise ConfigError(f"{source}: {where}.source_topics must be a list of topic names")
-    for topic in (*topics, item["clean_topic"], item["dlq_topic"]):
+    topics = [doc.source_topics] if isinstance(doc.source_topics, str) else doc.source_topics
+    outputs = {"clean_topic": doc.clean_topic, "dlq_topic": doc.dlq_topic}
+    for key, topic in [*(("source_topics", t) for t in topics or ()), *outputs.items()]:
         if not topicpattern.is_legal_topic(topic):
             raise ConfigError(
-                f"{source}: {where}: {topic[:250]!r} is not a Kafka topic name"
+                f"{at(key)}: {topic[:250]!r} is not a Kafka topic name"
                 " (1-249 characters of A-Z a-z 0-9 . _ -)"
             )
-    if bool(topics) == bool(pattern):
-        raise ConfigError(f"{source}: {where} needs exactly one of source_topics, source_pattern")
-    if pattern is not None:
-        if not isinstance(pattern, str):
-            raise ConfigError(f"{source}: {where}.source_pattern must be a string")
+    if bool(topics) == (doc.source_pattern is not None):
+        raise ConfigError(f"{at('')} needs exactly one of source_topics, source_pattern")
+    if doc.source_pattern is not None:
         try:
-            topicpattern.check_pattern(pattern)
+            topicpattern.check_pattern(doc.source_pattern)
         except PatternError as exc:
-            raise ConfigError(f"{source}: {where}.source_pattern {exc}") from None
-    policy = item.get("on_null_ceiling_breach", "alert")
-    if policy not in NULL_POLICIES:
-        raise ConfigError(
-            f"{source}: {where}.on_null_ceiling_breach must be one of {', '.join(NULL_POLICIES)}"
-        )
+            raise ConfigError(f"{at('source_pattern')} {exc}") from None
     limit = config.max_message_bytes - PAYLOAD_HEADROOM_BYTES
-    max_payload = item.get("max_payload_bytes", limit)
-    if not isinstance(max_payload, int) or isinstance(max_payload, bool) or max_payload <= 0:
-        raise ConfigError(f"{source}: {where}.max_payload_bytes must be a positive integer")
+    max_payload = doc.max_payload_bytes or limit
     if max_payload > limit:
         raise ConfigError(
-            f"{source}: {where}.max_payload_bytes ({max_payload}) must leave"
-            f" {PAYLOAD_HEADROOM_BYTES} bytes of service.max_message_bytes"
-            " for key and headers"
+            f"{at('max_payload_bytes')}: {max_payload} must leave {PAYLOAD_HEADROOM_BYTES} bytes"
+            " of service.max_message_bytes for key and headers"
         )
-    contract_path = Path(item["contract"])
-    if not contract_path.is_absolute():
-        contract_path = base_dir / contract_path
+    contract_path = base_dir / doc.contract  # an absolute path replaces base_dir
     try:
         contract = load_contract(contract_path)
     except ContractFileError as exc:
-        raise ConfigError(f"{source}: {where}.contract: {exc}") from exc
+        raise ConfigError(f"{at('contract')}: {exc}") from exc
     return RouteConfig(
-        name=name,
+        name=doc.name,
         contract_path=str(contract_path),
         contract=contract,
-        clean_topic=item["clean_topic"],
-        dlq_topic=item["dlq_topic"],
-        source_topics=tuple(topics),
-        source_pattern=pattern,
-        on_null_ceiling_breach=policy,
+        clean_topic=doc.clean_topic,
+        dlq_topic=doc.dlq_topic,
+        source_topics=tuple(topics or ()),
+        source_pattern=doc.source_pattern,
+        on_null_ceiling_breach=doc.on_null_ceiling_breach or "alert",
         max_payload_bytes=max_payload,
     )
 
 
-def _check_disjoint(source: str, routes: list[RouteConfig]) -> None:
-    """Refuse routes that could claim one topic: it would be read for one, checked by another."""
+def _check_routes(source: str, routes: tuple[RouteConfig, ...]) -> None:
+    """Names are unique, no topic can belong to two routes, no output is read again."""
+    names = [r.name for r in routes]
+    for index, name in enumerate(names):
+        if name in names[:index]:
+            raise ConfigError(
+                f"{source}: routes[{index}].name: duplicate route name {name!r}"
+                f" (first at routes[{names.index(name)}])"
+            )
     for i, first in enumerate(routes):
         for second in routes[i + 1 :]:
             clash = topicpattern.clash(
@@ -366,32 +264,34 @@ def _check_disjoint(source: str, routes: list[RouteConfig]) -> None:
                     f"{source}: routes {first.name} and {second.name} could both match {clash};"
                     " every source topic must belong to exactly one route"
                 )
+    sources = {t for r in routes for t in r.source_topics}
+    for index, route in enumerate(routes):
+        for key in ("clean_topic", "dlq_topic"):
+            output = getattr(route, key)
+            if output in sources or any(r.matches(output) for r in routes):
+                raise ConfigError(
+                    f"{source}: routes[{index}].{key} (route {route.name!r}): output topic"
+                    f" {output!r} is also a source topic (it would be consumed again)"
+                )
 
 
 def _check_service(config: ServiceConfig) -> None:
+    """The rules between keys (one key's type and bounds are checked by decoding)."""
     checks = [
-        (config.batch_max_records > 0, "batch.max_records must be > 0"),
-        (config.batch_max_records <= 100_000, "batch.max_records must be <= 100000"),
-        (config.batch_timeout_s > 0, "batch.timeout_s must be > 0"),
-        (config.shutdown_timeout_s > 0, "service.shutdown_timeout_s must be > 0"),
         (
             config.liveness_timeout_s > config.batch_timeout_s,
-            "service.liveness_timeout_s must exceed batch.timeout_s",
+            "service.liveness_timeout_s must exceed batch.timeout_s"
+            f" ({config.liveness_timeout_s} <= {config.batch_timeout_s})",
         ),
         (
-            0 < config.retry_backoff_s <= config.retry_backoff_max_s,
-            "service.retry_backoff_s must be > 0 and <= service.retry_backoff_max_s",
-        ),
-        (config.halt_after_failed_batches >= 0, "service.halt_after_failed_batches must be >= 0"),
-        (0 <= config.health_port < 65536, "service.health_port must be 0-65535"),
-        (0 <= config.metrics_port < 65536, "metrics.port must be 0-65535"),
-        (
-            config.max_message_bytes > PAYLOAD_HEADROOM_BYTES * 2,
-            f"service.max_message_bytes must be > {PAYLOAD_HEADROOM_BYTES * 2}",
+            config.retry_backoff_s <= config.retry_backoff_max_s,
+            "service.retry_backoff_s must be <= service.retry_backoff_max_s"
+            f" ({config.retry_backoff_s} > {config.retry_backoff_max_s})",
         ),
         (
-            config.log_level.upper() in ("DEBUG", "INFO", "WARNING", "ERROR"),
-            "service.log_level must be DEBUG, INFO, WARNING or ERROR",
+            config.log_level.upper() in _LOG_LEVELS,
+            f"service.log_level: expected one of {', '.join(_LOG_LEVELS)} (any case),"
+            f" got {config.log_level[:20]!r}",
         ),
     ]
     for ok, message in checks:

@@ -15,36 +15,58 @@ Format (see README, "Contract files")::
         max_value: 1000000.0
         allow_non_finite: false     # float fields only
 
-Unknown keys and keys written twice are errors, so a typo such as ``nulable`` or a
-second ``min_value`` cannot silently weaken a contract. A file's error lists every
-problem found, each naming the field (and for a duplicate key, its line); a YAML syntax
-error gives line and column only.
+The file is decoded into the Structs below (msgspec: unknown keys and wrong types are errors,
+so a typo such as ``nulable`` cannot silently weaken a contract), keys written twice are
+found by the YAML reader, and the built contract goes through ``contract_problems``. A file's
+error lists every problem found: each duplicate key (with its lines), the first problem of
+the contract's own keys and of each field (with its path, e.g. ``fields[2].min_value``), or
+else every consistency problem. A YAML syntax error gives line and column only.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, TypeVar
+
+import msgspec
+from msgspec import Meta
 
 from stream_validator.contracts.check import contract_problems
 from stream_validator.contracts.model import SUPPORTED_TYPES, FieldSpec, SchemaContract
 from stream_validator.errors import ContractFileError, YamlFileError
-from stream_validator.yamlfile import read_yaml
+from stream_validator.yamlfile import decode, read_yaml
 
-_CONTRACT_KEYS = frozenset(
-    {"name", "version", "description", "max_allowed_null_pct", "forbid_unknown_fields", "fields"}
-)
-_FIELD_KEYS = frozenset(
-    {"name", "type", "nullable", "min_value", "max_value", "allow_non_finite", "description"}
-)
-# PyYAML follows YAML 1.1, where "1e-9" (no dot) is a string, not a float.
-_LOOKS_NUMERIC = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+#: The names of SUPPORTED_TYPES (a test keeps the two equal).
+TypeLabel = Literal["float", "int", "str", "bool", "datetime"]
+Number = int | float
+T = TypeVar("T")
+
+
+class FieldDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """One item of ``fields`` as written in the file."""
+
+    name: Annotated[str, Meta(min_length=1)]
+    type: TypeLabel
+    nullable: bool = False
+    min_value: Number | None = None
+    max_value: Number | None = None
+    allow_non_finite: bool = False
+    description: str = ""
+
+
+class ContractDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """A contract file's top level; its fields are decoded one by one to report each."""
+
+    name: Annotated[str, Meta(min_length=1)]
+    fields: Annotated[list[Any], Meta(min_length=1)]
+    version: str | int | float = "1"
+    description: str = ""
+    max_allowed_null_pct: Number = 1.0
+    forbid_unknown_fields: bool = False
 
 
 def load_contract(path: str | Path) -> SchemaContract:
-    """Read one contract file; ContractFileError lists every problem, naming key, field, line."""
+    """Read one contract file; ContractFileError lists every problem, naming path and line."""
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -63,104 +85,44 @@ def contract_from_mapping(document: object, *, source: str = "<contract>") -> Sc
 
 
 def _build(document: object, source: str, problems: list[str]) -> SchemaContract:
-    contract = _contract(document, problems)
-    if contract is not None:
-        problems.extend(contract_problems(contract))
-    if problems or contract is None:
-        raise ContractFileError(source, "; ".join(problems))
-    return contract
-
-
-def _contract(document: object, problems: list[str]) -> SchemaContract | None:
-    """The contract a document describes, or None; every problem found goes to ``problems``."""
-    if not isinstance(document, Mapping):
-        problems.append("a contract must be a mapping with 'name' and 'fields'")
-        return None
-    _reject_unknown_keys(problems, "contract", document, _CONTRACT_KEYS)
-    name = document.get("name")
-    if not isinstance(name, str) or not name:
-        problems.append("'name' is required and must be a non-empty string")
-    version = document.get("version", "1")
-    if isinstance(version, int | float) and not isinstance(version, bool):
-        version = str(version)
-    raw_fields = document.get("fields")
-    fields: list[FieldSpec | None] = []
-    if not isinstance(raw_fields, list) or not raw_fields:
-        problems.append("'fields' is required and must be a non-empty list")
-    else:
-        fields = [_field_from_mapping(problems, i, item) for i, item in enumerate(raw_fields)]
-    description = document.get("description", "")
-    pct = _number(problems, "max_allowed_null_pct", document.get("max_allowed_null_pct", 1.0))
-    forbid = _flag(problems, "forbid_unknown_fields", document.get("forbid_unknown_fields", False))
-    specs = [spec for spec in fields if spec is not None]
-    if problems or not isinstance(name, str) or len(specs) != len(fields):
-        return None
-    return SchemaContract(
-        name=name,
-        fields=tuple(specs),
-        max_allowed_null_pct=pct,
-        forbid_unknown_fields=forbid,
-        version=version if isinstance(version, str) else repr(version),
-        description=description if isinstance(description, str) else str(description),
-    )
-
-
-def _field_from_mapping(problems: list[str], index: int, item: object) -> FieldSpec | None:
-    where = f"fields[{index}]"
-    if not isinstance(item, Mapping):
-        problems.append(f"{where}: each field must be a mapping")
-        return None
-    before = len(problems)
-    name = item.get("name")
-    if not isinstance(name, str) or not name:
-        problems.append(f"{where}: 'name' is required (a non-empty string)")
-    else:
-        where = f"{where} ({name})"
-    _reject_unknown_keys(problems, where, item, _FIELD_KEYS)
-    type_label = item.get("type")
-    if type_label not in SUPPORTED_TYPES:
-        supported = ", ".join(SUPPORTED_TYPES)
-        problems.append(f"{where}: 'type' must be one of {supported}, got {type_label!r}")
-    bounds = {
-        key: None if item.get(key) is None else _number(problems, f"{where}: {key}", item[key])
-        for key in ("min_value", "max_value")
-    }
-    nullable = _flag(problems, f"{where}: nullable", item.get("nullable", False))
-    non_finite = _flag(problems, f"{where}: allow_non_finite", item.get("allow_non_finite", False))
-    if len(problems) > before or not isinstance(name, str) or not isinstance(type_label, str):
-        return None
-    return FieldSpec(
-        name=name,
-        expected_type=SUPPORTED_TYPES[type_label],
-        is_nullable=nullable,
-        min_value=bounds["min_value"],
-        max_value=bounds["max_value"],
-        allow_non_finite=non_finite,
-    )
-
-
-def _reject_unknown_keys(
-    problems: list[str], where: str, document: Mapping[Any, Any], allowed: frozenset[str]
-) -> None:
-    unknown = sorted(str(key) for key in document if key not in allowed)
-    if unknown:
-        problems.append(
-            f"{where}: unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(allowed))})"
+    head = _decode(document, ContractDoc, (), problems)
+    raw_fields = head.fields if head else _follow_fields(document)
+    specs = [_decode(document, FieldDoc, ("fields", i), problems) for i in range(len(raw_fields))]
+    if head is not None and not problems:
+        contract = SchemaContract(
+            name=head.name,
+            fields=tuple(_spec(doc) for doc in specs if doc is not None),
+            max_allowed_null_pct=head.max_allowed_null_pct,
+            forbid_unknown_fields=head.forbid_unknown_fields,
+            version=str(head.version),
+            description=head.description,
         )
+        problems.extend(contract_problems(contract))
+        if not problems:
+            return contract
+    raise ContractFileError(source, "; ".join(problems))
 
 
-def _number(problems: list[str], where: str, value: object) -> float | int:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return value
-    hint = ""
-    if isinstance(value, str) and _LOOKS_NUMERIC.match(value):
-        hint = " (YAML reads exponents without a dot as text: write e.g. 1.0e-9)"
-    problems.append(f"{where} must be a number, got {value!r}{hint}")
-    return 0
+def _decode(document: object, into: type[T], at: tuple[str | int, ...], out: list[str]) -> T | None:
+    try:
+        return decode(document, into, at)
+    except YamlFileError as exc:
+        out.extend(exc.problems)
+        return None
 
 
-def _flag(problems: list[str], where: str, value: object) -> bool:
-    if isinstance(value, bool):
-        return value
-    problems.append(f"{where} must be true or false, got {value!r}")
-    return False
+def _follow_fields(document: object) -> list[object]:
+    """The raw ``fields`` list when the top level failed, so each field is still checked."""
+    fields = document.get("fields") if isinstance(document, dict) else None
+    return fields if isinstance(fields, list) else []
+
+
+def _spec(doc: FieldDoc) -> FieldSpec:
+    return FieldSpec(
+        name=doc.name,
+        expected_type=SUPPORTED_TYPES[doc.type],
+        is_nullable=doc.nullable,
+        min_value=doc.min_value,
+        max_value=doc.max_value,
+        allow_non_finite=doc.allow_non_finite,
+    )

@@ -100,15 +100,15 @@ def test_env_cannot_set_routes() -> None:
 @pytest.mark.parametrize(
     ("changes", "needle"),
     [
-        ({"colour": 1}, "unknown top-level key(s): colour"),
-        ({"batch": {"max_record": 5}}, "unknown key batch.max_record"),
-        ({"batch": {"max_records": "many"}}, "batch.max_records has the wrong type"),
-        ({"batch": {"max_records": True}}, "batch.max_records has the wrong type"),
-        ({"batch": {"max_records": 0}}, "batch.max_records must be > 0"),
-        ({"kafka": {"bootstrap": "x"}}, "unknown key kafka.bootstrap"),
-        ({"kafka": {"settings": ["a"]}}, "kafka.settings must be a mapping"),
+        ({"colour": 1}, "unknown key(s) colour (allowed: batch, kafka, metrics, routes, service)"),
+        ({"batch": {"max_record": 5}}, "batch: unknown key(s) max_record (allowed: max_records,"),
+        ({"batch": {"max_records": "many"}}, "batch.max_records: expected int, got str"),
+        ({"batch": {"max_records": True}}, "batch.max_records: expected int, got bool"),
+        ({"batch": {"max_records": 0}}, "batch.max_records: expected int >= 1, got 0"),
+        ({"kafka": {"bootstrap": "x"}}, "kafka: unknown key(s) bootstrap (allowed:"),
+        ({"kafka": {"settings": ["a"]}}, "kafka.settings: expected mapping, got list"),
         ({"service": {"log_level": "LOUD"}}, "service.log_level"),
-        ({"routes": []}, "routes must be a non-empty list"),
+        ({"routes": []}, "routes: expected list of length >= 1, got []"),
     ],
 )
 def test_invalid_config_names_the_key(tmp_path: Path, changes: dict[str, Any], needle: str) -> None:
@@ -121,14 +121,14 @@ def test_invalid_config_names_the_key(tmp_path: Path, changes: dict[str, Any], n
 @pytest.mark.parametrize(
     ("route_changes", "needle"),
     [
-        ({"contract": "absent.yaml"}, "routes.t.contract"),
+        ({"contract": "absent.yaml"}, "routes[0].contract (route 't'): "),
         ({"source_pattern": "^x"}, "exactly one of source_topics, source_pattern"),
         ({"source_topics": [], "source_pattern": "("}, "not a regex"),
         ({"on_null_ceiling_breach": "panic"}, "on_null_ceiling_breach"),
         ({"clean_topic": "in"}, "output topic 'in' is also a source topic"),
-        ({"dlq_topic": None}, "routes.t.dlq_topic is required"),
+        ({"dlq_topic": None}, "routes[0].dlq_topic (route 't'): expected str, got null"),
         ({"max_payload_bytes": 10**9}, "max_payload_bytes"),
-        ({"extra": 1}, "unknown key(s) routes.t.extra"),
+        ({"extra": 1}, "routes[0] (route 't'): unknown key(s) extra (allowed:"),
     ],
 )
 def test_invalid_route(tmp_path: Path, route_changes: dict[str, Any], needle: str) -> None:

@@ -141,9 +141,13 @@ fields:
     [
         (
             "name: x\nfields: [{name: a, type: float, nulable: true}]",
-            "fields[0] (a): unknown key(s) nulable",
+            "fields[0] (field 'a'): unknown key(s) nulable (allowed: allow_non_finite,",
         ),
-        ("name: x\nfields: [{name: a, type: decimal}]", "fields[0] (a): 'type' must be one of"),
+        (
+            "name: x\nfields: [{name: a, type: decimal}]",
+            "fields[0].type (field 'a'): expected one of bool, datetime, float, int, str,"
+            " got 'decimal'",
+        ),
         ("name: x\nfields: [{name: a, type: float, min_value: 1e-9}]", "write e.g. 1.0e-9"),
         (
             "name: x\nfields: [{name: a, type: float, min_value: 3, max_value: 1}]",
@@ -153,19 +157,22 @@ fields:
             "name: x\nfields: [{name: a, type: int}, {name: a, type: int}]",
             "duplicate field name 'a'",
         ),
-        ("name: x\nfields: []", "'fields' is required"),
-        ("fields: [{name: a, type: int}]", "'name' is required"),
-        ("name: x\nfields: [{type: int}]", "fields[0]: 'name' is required"),
+        ("name: x\nfields: []", "fields: expected list of length >= 1, got []"),
+        ("fields: [{name: a, type: int}]", "missing required key 'name'"),
+        ("name: x\nfields: [{type: int}]", "fields[0]: missing required key 'name'"),
         (
             "name: x\nmax_allowed_null_pct: 101\nfields: [{name: a, type: int}]",
             "max_allowed_null_pct",
         ),
         (
             "name: x\nfields: [{name: a, type: int, nullable: maybe}]",
-            "nullable must be true or false",
+            "fields[0].nullable (field 'a'): expected bool, got str",
         ),
-        ("name: x\ncolour: red\nfields: [{name: a, type: int}]", "contract: unknown key(s) colour"),
-        ("- just\n- a list", "must be a mapping"),
+        (
+            "name: x\ncolour: red\nfields: [{name: a, type: int}]",
+            "unknown key(s) colour (allowed: description, fields,",
+        ),
+        ("- just\n- a list", "expected mapping, got list"),
         ("name: [unclosed", "not valid YAML"),
     ],
 )
@@ -208,9 +215,9 @@ def test_contract_file_error_lists_every_problem(tmp_path: Path) -> None:
     message = str(info.value)
     for needle in (
         "duplicate key 'name' at line 3",
-        "contract: unknown key(s) colour",
-        "fields[0] (a): 'type' must be one of",
-        "fields[1] (b): nullable must be true or false",
+        "unknown key(s) colour",
+        "fields[0].type (field 'a'): expected one of",
+        "fields[1].nullable (field 'b'): expected bool, got str",
     ):
         assert needle in message
 

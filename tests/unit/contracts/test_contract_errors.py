@@ -1,0 +1,88 @@
+"""Contract file errors name the file, the path (``fields[2].min_value``) and expected vs got."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import get_args
+
+import pytest
+
+from stream_validator.contracts import (
+    SUPPORTED_TYPES,
+    contract_from_mapping,
+    load_contract,
+)
+from stream_validator.contracts.loader import TypeLabel
+from stream_validator.errors import ContractFileError
+
+HEAD = "name: quotes\nfields:\n  - {name: a, type: int}\n  - {name: b, type: float}\n"
+
+
+def problems(tmp_path: Path, text: str) -> list[str]:
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(ContractFileError) as info:
+        load_contract(path)
+    assert str(info.value).startswith(f"{path}: ")
+    return info.value.detail.split("; ")
+
+
+def test_a_bound_of_the_wrong_type_names_index_field_and_types(tmp_path: Path) -> None:
+    """fields[2].min_value (field 'c'): expected a number or null, got a string."""
+    text = HEAD + "  - {name: c, type: float, min_value: low}\n"
+    assert problems(tmp_path, text) == [
+        "fields[2].min_value (field 'c'): expected int | float | null, got str"
+    ]
+
+
+def test_an_exponent_without_a_dot_gets_the_yaml_hint(tmp_path: Path) -> None:
+    """'1e-9' is text in YAML 1.1; the error shows it and says how to write the number."""
+    text = HEAD + "  - {name: c, type: float, max_value: 1e-9}\n"
+    assert problems(tmp_path, text) == [
+        "fields[2].max_value (field 'c'): expected int | float | null, got str '1e-9'"
+        " (YAML reads exponents without a dot as text: write e.g. 1.0e-9)"
+    ]
+
+
+def test_unknown_keys_at_depth_are_listed(tmp_path: Path) -> None:
+    """Every unknown key of one field is named, with the keys a field allows."""
+    text = HEAD + "  - {name: c, type: int, nulable: true, minimum: 0}\n"
+    assert problems(tmp_path, text) == [
+        "fields[2] (field 'c'): unknown key(s) minimum, nulable (allowed: allow_non_finite,"
+        " description, max_value, min_value, name, nullable, type)"
+    ]
+
+
+def test_each_field_and_the_top_level_report_their_problem(tmp_path: Path) -> None:
+    """A wrong top-level type and two bad fields are three problems, in file order."""
+    text = (
+        "name: quotes\nversion: true\nfields:\n  - 3\n  - {name: a, type: int}\n"
+        "  - {name: b, type: decimal}\n"
+    )
+    assert problems(tmp_path, text) == [
+        "version: expected int | float | str, got bool",
+        "fields[0]: expected mapping, got int",
+        "fields[2].type (field 'b'): expected one of bool, datetime, float, int, str,"
+        " got 'decimal'",
+    ]
+
+
+def test_a_field_without_a_name_is_named_by_its_index(tmp_path: Path) -> None:
+    """A missing required key names the item it is missing from."""
+    assert problems(tmp_path, HEAD + "  - {type: int}\n") == [
+        "fields[2]: missing required key 'name'"
+    ]
+
+
+def test_contract_from_mapping_names_the_path_too() -> None:
+    """A parsed document gets the same path-naming errors, under its source name."""
+    with pytest.raises(ContractFileError) as info:
+        contract_from_mapping(
+            {"name": "x", "fields": [{"name": "a", "type": "int", "nullable": 1}]}
+        )
+    assert str(info.value) == "<contract>: fields[0].nullable (field 'a'): expected bool, got int"
+
+
+def test_the_type_names_of_the_file_are_the_supported_types() -> None:
+    """The decoder's literal type names and SUPPORTED_TYPES cannot drift apart."""
+    assert set(get_args(TypeLabel)) == set(SUPPORTED_TYPES)
