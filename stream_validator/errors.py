@@ -18,8 +18,9 @@ Every exception the package raises on purpose derives from one root::
     └── ReplayKafkaError                     a Kafka-side problem mid-replay
 
 Two internal ValueErrors are turned into ConfigError / ContractFileError by their callers:
-``YamlFileError`` (an unreadable YAML text) and ``PatternError`` (a source_pattern outside the
-portable syntax). The exit codes of each command are the IntEnums at the end.
+``YamlFileError`` (an unreadable YAML text, or one that does not decode into its typed form)
+and ``PatternError`` (a source_pattern outside the portable syntax). The exit codes of each
+command are the IntEnums at the end.
 
 Bad *records* never raise: they become violations in a report. Exceptions are for
 bad setup (contracts, config) and for callers that decode bytes directly.
