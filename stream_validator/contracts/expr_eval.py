@@ -1,0 +1,125 @@
+"""Evaluating a parsed record rule: compiled once to closures, then run per record.
+
+A rule is the conjunction of its *links*: every comparison ``x op y`` of every chain
+(``low <= open <= high`` has two links). Each link is judged on its own:
+
+* **Not applicable, holds** when a field it reads is missing, null, not a number (bool
+  and str are not numbers) or NaN. Those are the field's own business: a missing or
+  mistyped field is reported once by its field check, a null in a nullable field means
+  "no value" (an empty side of the book), and a NaN the contract lets through is "no
+  value" too, exactly as NaN skips ``min_value``/``max_value``. SQL CHECK constraints
+  treat NULL the same way.
+* **Violated** when its arithmetic is undefined on usable inputs: a division by zero,
+  an OverflowError, or a NaN computed from allowed infinities (``inf - inf``). A rule
+  that cannot be shown to hold does not pass; the author wrote it for values where it
+  means something, and the record is outside them.
+* Otherwise it holds when the comparison is true. ±Inf compares like any number
+  (``inf <= inf`` holds), as it does against a field's bounds.
+
+Evaluation never raises for any record; ``evaluate`` compiles on each call, hot paths
+call ``compile_rule`` once per contract.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Mapping
+from typing import Final
+
+from stream_validator.contracts.exprtree import And, BinOp, Compare, Const, Expr, Field, fields_of
+
+Number = int | float
+RuleCheck = Callable[[Mapping[str, object]], bool]
+_Value = Callable[[Mapping[str, object]], Number]
+
+_COMPARE: Final[dict[str, Callable[[Number, Number], bool]]] = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
+_ARITHMETIC: Final[dict[str, Callable[[Number, Number], Number]]] = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
+}
+_UNDEFINED: Final = (ZeroDivisionError, OverflowError)
+
+
+def _usable(value: object) -> bool:
+    """An int or float that is not NaN; bool is never a number here."""
+    kind = type(value)
+    if kind is float:
+        return value == value  # False only for NaN
+    if kind is int:
+        return True
+    return isinstance(value, int | float) and not isinstance(value, bool) and value == value
+
+
+def _compile_number(expr: Expr) -> _Value:
+    """A closure computing a number; only called after the link's fields were checked."""
+    if isinstance(expr, Field):
+        name = expr.name
+        return lambda record: record[name]  # type: ignore[return-value]
+    if isinstance(expr, Const):
+        value = expr.value
+        return lambda record: value
+    if isinstance(expr, BinOp):
+        op, left, right = (
+            _ARITHMETIC[expr.op],
+            _compile_number(expr.left),
+            _compile_number(expr.right),
+        )
+        return lambda record: op(left(record), right(record))
+    if isinstance(expr, Compare | And):
+        raise TypeError(f"expected a number, got a condition at offset {expr.pos}")
+    operand = _compile_number(expr.operand)
+    return lambda record: -operand(record)
+
+
+def _compile_link(left_expr: Expr, op_text: str, right_expr: Expr) -> RuleCheck:
+    names = tuple(sorted(fields_of(left_expr) | fields_of(right_expr)))
+    left, right, op = _compile_number(left_expr), _compile_number(right_expr), _COMPARE[op_text]
+
+    def link(record: Mapping[str, object]) -> bool:
+        for name in names:
+            if not _usable(record.get(name)):
+                return True
+        try:
+            a, b = left(record), right(record)
+        except _UNDEFINED:
+            return False
+        if a != a or b != b:  # NaN computed from allowed infinities
+            return False
+        return op(a, b)
+
+    return link
+
+
+def links(expr: Expr) -> list[tuple[Expr, str, Expr]]:
+    """Every ``(left, op, right)`` comparison of a rule, in reading order."""
+    if isinstance(expr, And):
+        return [link for term in expr.terms for link in links(term)]
+    if not isinstance(expr, Compare):
+        raise TypeError("a rule is a comparison or an 'and' of comparisons")
+    return list(zip(expr.operands, expr.ops, expr.operands[1:], strict=False))
+
+
+def compile_rule(expr: Expr) -> RuleCheck:
+    """A function telling whether a record satisfies the rule (see the module docstring)."""
+    checks = tuple(_compile_link(*link) for link in links(expr))
+    if len(checks) == 1:
+        return checks[0]
+
+    def rule(record: Mapping[str, object]) -> bool:
+        return all(check(record) for check in checks)
+
+    return rule
+
+
+def evaluate(expr: Expr, record: Mapping[str, object]) -> bool:
+    """True when ``record`` satisfies the rule; compiles each time (tests, one-off checks)."""
+    return compile_rule(expr)(record)
