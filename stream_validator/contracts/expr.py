@@ -30,7 +30,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Final
 
-from stream_validator.contracts.expr_eval import compile_rule, evaluate
+from stream_validator.contracts.expr_eval import compile_rule, evaluate, failing_link
 from stream_validator.contracts.exprtree import (
     And,
     BinOp,
@@ -58,6 +58,7 @@ __all__ = [
     "check_rule",
     "compile_rule",
     "evaluate",
+    "failing_link",
     "fields_of",
     "parse_rule",
     "render",

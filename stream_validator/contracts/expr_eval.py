@@ -26,7 +26,16 @@ import operator
 from collections.abc import Callable, Mapping
 from typing import Final
 
-from stream_validator.contracts.exprtree import And, BinOp, Compare, Const, Expr, Field, fields_of
+from stream_validator.contracts.exprtree import (
+    And,
+    BinOp,
+    Compare,
+    Const,
+    Expr,
+    Field,
+    fields_of,
+    render,
+)
 
 Number = int | float
 RuleCheck = Callable[[Mapping[str, object]], bool]
@@ -118,6 +127,17 @@ def compile_rule(expr: Expr) -> RuleCheck:
         return all(check(record) for check in checks)
 
     return rule
+
+
+def failing_link(expr: Expr, record: Mapping[str, object]) -> str | None:
+    """The first comparison the record breaks, rendered (``open <= high``); None if it holds.
+
+    For violation messages, off the hot path: call it only when the rule failed.
+    """
+    for left, op, right in links(expr):
+        if not _compile_link(left, op, right)(record):
+            return render(Compare((left, right), (op,)))
+    return None
 
 
 def evaluate(expr: Expr, record: Mapping[str, object]) -> bool:

@@ -1,5 +1,7 @@
 """Per-symbol state of a market-data stream: sequence, event time, frozen quotes.
 
+Settings come from ``contracts.statespec.SymbolStateSpec`` (the contract's ``state``).
+
 PURE: no clock and no I/O; every time is passed in (seconds, from the record's event
 time), so a replay gives the same events as the live run. What must hold:
 
@@ -28,12 +30,13 @@ never per symbol (``EventTally``).
 from __future__ import annotations
 
 from collections import Counter, OrderedDict, deque
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Final
 
-from stream_validator.contracts.rulespec import RuleAction
+from stream_validator.contracts.statespec import SymbolStateSpec
 
 _NO_EVENTS: Final[tuple[SymbolEvent, ...]] = ()
 _EXAMPLE_LENGTH: Final = 32
@@ -56,34 +59,6 @@ class SymbolEvent:
     symbol: str
     detail: str
     count: int = 1
-
-
-@dataclass(frozen=True, slots=True)
-class SymbolStateSpec:
-    """What a contract's ``state`` section declares; None disables a check."""
-
-    key_field: str = "symbol"
-    sequence_field: str | None = "seq"
-    sequence_window: int = 0
-    resync_after: int | None = 3
-    sequence_action: RuleAction = RuleAction.FLAG
-    event_time_field: str | None = None
-    max_time_regression_s: float = 0.0
-    event_time_action: RuleAction = RuleAction.FLAG
-    quote_fields: tuple[str, ...] = ()
-    frozen_max_updates: int | None = None
-    frozen_max_s: float | None = None
-    max_symbols: int = 100_000
-
-    def __post_init__(self) -> None:
-        if self.sequence_window < 0 or self.max_symbols < 1:
-            raise ValueError("sequence_window must be >= 0 and max_symbols >= 1")
-        if self.resync_after is not None and self.resync_after < 1:
-            raise ValueError("resync_after must be >= 1 (or None to never resync)")
-        if self.frozen_max_updates is not None and self.frozen_max_updates < 1:
-            raise ValueError("frozen_max_updates must be >= 1")
-        if self.max_time_regression_s < 0 or (self.frozen_max_s or 0) < 0:
-            raise ValueError("max_time_regression_s and frozen_max_s must be >= 0")
 
 
 class _Symbol:
@@ -144,6 +119,29 @@ class SymbolStateTracker:
         if quote is not None:
             self._frozen(state, symbol, tuple(quote), event_time, events)
         return tuple(events) if events else _NO_EVENTS
+
+    def observe_record(
+        self, partition: Hashable, record: Mapping[str, object]
+    ) -> tuple[SymbolEvent, ...]:
+        """``observe`` with the values the spec's fields name, read from a valid record.
+
+        A key that is not a str skips the record; a seq that is not an int, or an event
+        time ``event_seconds`` cannot read, skips only that check (field checks report them).
+        """
+        spec = self.spec
+        symbol = record.get(spec.key_field)
+        if not isinstance(symbol, str):
+            return _NO_EVENTS
+        seq = record.get(spec.sequence_field) if spec.sequence_field else None
+        if not isinstance(seq, int) or isinstance(seq, bool):
+            seq = None
+        event_time = None
+        if spec.event_time_field:
+            event_time = event_seconds(record.get(spec.event_time_field))
+        quote = None
+        if spec.quote_fields and (spec.frozen_max_updates or spec.frozen_max_s is not None):
+            quote = tuple(record.get(name) for name in spec.quote_fields)
+        return self.observe(partition, symbol, seq=seq, event_time=event_time, quote=quote)
 
     def drop(self, partition: Hashable) -> int:
         """Forget a revoked partition's state; how many symbols were dropped."""
@@ -235,6 +233,30 @@ class SymbolStateTracker:
             return
         state.alerted = True
         events.append(SymbolEvent(SymbolEventKind.FROZEN_QUOTE, symbol, detail))
+
+
+def event_seconds(value: object) -> float | None:
+    """Seconds since the epoch of an event-time field value, or None when it has none.
+
+    A datetime or ISO-8601 text, or int/float epoch seconds (not bool, not NaN). A value
+    without an offset is read as UTC: only the order within one symbol matters here,
+    and one fixed assumption keeps that order (``datetime.timestamp`` would use the
+    machine's zone instead).
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value) if value == value else None
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+    if not isinstance(value, datetime):
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.timestamp()
 
 
 class EventTally:

@@ -22,6 +22,7 @@ from stream_validator.contracts.expr import (
     check_rule,
     compile_rule,
     evaluate,
+    failing_link,
     fields_of,
     parse_rule,
     render,
@@ -244,6 +245,17 @@ def test_compiled_rule_is_reusable() -> None:
     """compile_rule gives one function that judges many records."""
     check = compile_rule(parse_rule("bid <= ask"))
     assert [check({"bid": b, "ask": 1.0}) for b in (0.5, 1.5)] == [True, False]
+
+
+def test_failing_link_names_the_broken_comparison() -> None:
+    """Of 'low <= open <= high', the message part is the link that failed."""
+    expr = parse_rule("low <= open <= high")
+    assert failing_link(expr, {"low": 1, "open": 3, "high": 2}) == "open <= high"
+
+
+def test_failing_link_is_none_when_the_rule_holds() -> None:
+    """A satisfied rule has no failing link."""
+    assert failing_link(parse_rule("bid <= ask"), {"bid": 1, "ask": 2}) is None
 
 
 def test_evaluating_a_number_is_a_type_error() -> None:

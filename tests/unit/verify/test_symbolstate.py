@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from stream_validator.contracts.statespec import SymbolStateSpec
 from stream_validator.verify.symbolstate import (
     EventTally,
     SymbolEvent,
     SymbolEventKind,
-    SymbolStateSpec,
     SymbolStateTracker,
+    event_seconds,
 )
 
 Make = Callable[..., SymbolStateTracker]
@@ -347,3 +349,59 @@ def test_tally_shortens_long_symbols() -> None:
     tally = EventTally()
     tally.add([SymbolEvent(FROZEN, "X" * 500, "")])
     assert tally.examples[FROZEN] == ["X" * 32]
+
+
+# --- reading records ---------------------------------------------------------------------
+
+
+def test_observe_record_reads_the_spec_fields(make_tracker: Make) -> None:
+    """Key, seq, ISO event time and quote come from the fields the spec names."""
+    tracker = make_tracker(
+        event_time_field="event_ts", quote_fields=("bid", "ask"), frozen_max_updates=1
+    )
+    tick = {
+        "symbol": "AAPL",
+        "seq": 1,
+        "event_ts": "2026-12-01T10:00:00+00:00",
+        "bid": 1.0,
+        "ask": 2.0,
+    }
+    assert tracker.observe_record(0, tick) == ()
+    later = {**tick, "seq": 3, "event_ts": "2026-12-01T09:59:00+00:00"}
+    assert [e.kind for e in tracker.observe_record(0, later)] == [GAP, TIME_BACK, FROZEN]
+
+
+def test_observe_record_skips_a_record_without_a_str_key(make_tracker: Make) -> None:
+    """A null or numeric symbol is the field check's business: no state is created."""
+    tracker = make_tracker()
+    assert tracker.observe_record(0, {"symbol": None, "seq": 1}) == ()
+    assert len(tracker) == 0
+
+
+def test_observe_record_ignores_a_bool_seq(make_tracker: Make) -> None:
+    """True is not sequence number 1."""
+    tracker = make_tracker()
+    tracker.observe_record(0, {"symbol": "A", "seq": 5})
+    assert tracker.observe_record(0, {"symbol": "A", "seq": True}) == ()
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [
+        ("1970-01-01T00:01:00+00:00", 60.0),
+        ("1970-01-01T01:01:00+01:00", 60.0),
+        ("1970-01-01T00:01:00", 60.0),  # no offset: read as UTC, not the machine's zone
+        (datetime(1970, 1, 1, 0, 1, tzinfo=UTC), 60.0),
+        (60, 60.0),
+        (60.5, 60.5),
+    ],
+)
+def test_event_seconds_reads_times(value: object, seconds: float) -> None:
+    """ISO text, datetimes and epoch numbers become epoch seconds."""
+    assert event_seconds(value) == seconds
+
+
+@pytest.mark.parametrize("value", [None, True, "yesterday", math.nan, [1]])
+def test_event_seconds_refuses_non_times(value: object) -> None:
+    """Anything that is not a time gives None, never an exception."""
+    assert event_seconds(value) is None
