@@ -68,11 +68,32 @@ def _usable(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and value == value
 
 
+class _Skip(Exception):
+    """A field the link reads is missing, null, not a number or NaN: the link holds."""
+
+
+_SKIP: Final = _Skip()
+
+
+def _reader(name: str) -> _Value:
+    def read(record: Mapping[str, object]) -> Number:
+        value = record.get(name)
+        kind = type(value)
+        if kind is float:
+            if value == value:
+                return value  # type: ignore[return-value]
+            raise _SKIP
+        if kind is int or _usable(value):
+            return value  # type: ignore[return-value]
+        raise _SKIP
+
+    return read
+
+
 def _compile_number(expr: Expr) -> _Value:
-    """A closure computing a number; only called after the link's fields were checked."""
+    """A closure computing a number; raises _Skip when a field it reads is unusable."""
     if isinstance(expr, Field):
-        name = expr.name
-        return lambda record: record[name]  # type: ignore[return-value]
+        return _reader(expr.name)
     if isinstance(expr, Const):
         value = expr.value
         return lambda record: value
@@ -90,22 +111,51 @@ def _compile_number(expr: Expr) -> _Value:
 
 
 def _compile_link(left_expr: Expr, op_text: str, right_expr: Expr) -> RuleCheck:
+    op = _COMPARE[op_text]
+    if isinstance(left_expr, Field) and isinstance(right_expr, Field | Const):
+        return _field_link(left_expr.name, op, right_expr)
     names = tuple(sorted(fields_of(left_expr) | fields_of(right_expr)))
-    left, right, op = _compile_number(left_expr), _compile_number(right_expr), _COMPARE[op_text]
+    left, right = _compile_number(left_expr), _compile_number(right_expr)
 
     def link(record: Mapping[str, object]) -> bool:
-        for name in names:
-            if not _usable(record.get(name)):
-                return True
         try:
             a, b = left(record), right(record)
+        except _Skip:
+            return True
         except _UNDEFINED:
-            return False
+            # Not applicable wins over undefined, whichever operand was computed first.
+            return not all(_usable(record.get(name)) for name in names)
         if a != a or b != b:  # NaN computed from allowed infinities
             return False
         return op(a, b)
 
     return link
+
+
+def _field_link(name: str, op: Callable[[Number, Number], bool], right: Field | Const) -> RuleCheck:
+    """The common shapes ``field op field`` and ``field op constant``, without closures."""
+    if isinstance(right, Const):
+        constant = right.value
+
+        def with_constant(record: Mapping[str, object]) -> bool:
+            a = record.get(name)
+            if (type(a) is float and a == a) or type(a) is int or _usable(a):
+                return op(a, constant)  # type: ignore[arg-type]
+            return True
+
+        return with_constant
+    other = right.name
+
+    def with_field(record: Mapping[str, object]) -> bool:
+        a, b = record.get(name), record.get(other)
+        ta, tb = type(a), type(b)
+        if (ta is float or ta is int) and (tb is float or tb is int):
+            return op(a, b) if a == a and b == b else True  # type: ignore[arg-type]
+        if _usable(a) and _usable(b):
+            return op(a, b)  # type: ignore[arg-type]
+        return True
+
+    return with_field
 
 
 def links(expr: Expr) -> list[tuple[Expr, str, Expr]]:
@@ -124,7 +174,10 @@ def compile_rule(expr: Expr) -> RuleCheck:
         return checks[0]
 
     def rule(record: Mapping[str, object]) -> bool:
-        return all(check(record) for check in checks)
+        for check in checks:  # noqa: SIM110 (all() over a generator costs more per record)
+            if not check(record):
+                return False
+        return True
 
     return rule
 
