@@ -96,6 +96,8 @@ class SymbolStateTracker:
         self.evictions = 0
         self._states: OrderedDict[tuple[Hashable, str], _Symbol] = OrderedDict()
         self._by_partition: dict[Hashable, set[str]] = {}
+        frozen_on = spec.frozen_max_updates is not None or spec.frozen_max_s is not None
+        self._quote_fields = spec.quote_fields if frozen_on else ()
 
     def __len__(self) -> int:
         return len(self._states)
@@ -110,12 +112,24 @@ class SymbolStateTracker:
         quote: Sequence[object] | None = None,
     ) -> tuple[SymbolEvent, ...]:
         """Fold one record into its symbol's state; the events it raises (usually none)."""
-        state = self._state(partition, symbol)
+        state = self._states.get((partition, symbol))
+        if state is None:
+            state = self._add(partition, symbol)
+        else:
+            self._states.move_to_end((partition, symbol))
         events: list[SymbolEvent] = []
         if seq is not None:
-            self._sequence(state, symbol, seq, events)
+            high = state.high
+            if high is not None and seq == high + 1 and not state.holes:
+                state.high, state.streak = seq, 0  # the common case, inline
+            else:
+                self._sequence(state, symbol, seq, events)
         if event_time is not None and event_time == event_time:
-            self._event_time(state, symbol, event_time, events)
+            latest = state.latest
+            if latest is None or event_time > latest:
+                state.latest = event_time
+            else:
+                self._event_time(state, symbol, event_time, events)
         if quote is not None:
             self._frozen(state, symbol, tuple(quote), event_time, events)
         return tuple(events) if events else _NO_EVENTS
@@ -130,17 +144,17 @@ class SymbolStateTracker:
         """
         spec = self.spec
         symbol = record.get(spec.key_field)
-        if not isinstance(symbol, str):
+        if type(symbol) is not str and not isinstance(symbol, str):
             return _NO_EVENTS
         seq = record.get(spec.sequence_field) if spec.sequence_field else None
-        if not isinstance(seq, int) or isinstance(seq, bool):
+        if type(seq) is not int and (not isinstance(seq, int) or isinstance(seq, bool)):
             seq = None
         event_time = None
         if spec.event_time_field:
             event_time = event_seconds(record.get(spec.event_time_field))
         quote = None
-        if spec.quote_fields and (spec.frozen_max_updates or spec.frozen_max_s is not None):
-            quote = tuple(record.get(name) for name in spec.quote_fields)
+        if self._quote_fields:
+            quote = [record.get(name) for name in self._quote_fields]
         return self.observe(partition, symbol, seq=seq, event_time=event_time, quote=quote)
 
     def drop(self, partition: Hashable) -> int:
@@ -150,13 +164,8 @@ class SymbolStateTracker:
             del self._states[(partition, symbol)]
         return len(symbols)
 
-    def _state(self, partition: Hashable, symbol: str) -> _Symbol:
-        key = (partition, symbol)
-        state = self._states.get(key)
-        if state is not None:
-            self._states.move_to_end(key)
-            return state
-        state = self._states[key] = _Symbol()
+    def _add(self, partition: Hashable, symbol: str) -> _Symbol:
+        state = self._states[(partition, symbol)] = _Symbol()
         self._by_partition.setdefault(partition, set()).add(symbol)
         if len(self._states) > self.spec.max_symbols:
             (old_partition, old_symbol), _ = self._states.popitem(last=False)
@@ -212,11 +221,11 @@ class SymbolStateTracker:
         event_time: float | None,
         events: list[SymbolEvent],
     ) -> None:
-        if any(value != value for value in quote):  # NaN: never "the same"
-            state.quote, state.updates, state.alerted = None, 0, False
-            return
         if quote != state.quote:
             state.quote, state.updates, state.since, state.alerted = quote, 1, event_time, False
+            return
+        if any(value != value for value in quote):  # NaN: never "the same"
+            state.quote, state.updates, state.alerted = None, 0, False
             return
         state.updates += 1
         if state.since is None:
