@@ -71,7 +71,8 @@ _INT64: Final = 2**63
 _TOKEN: Final = re.compile(
     r"\s*(?:(?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
     r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
-    r"|(?P<op><=|>=|==|!=|[<>()+\-*/]))"
+    r"|(?P<op><=|>=|==|!=|[<>()+\-*/]))",
+    re.ASCII,  # no Unicode digits in numbers or names: '٣' is not 3 in a contract
 )
 _UNSUPPORTED: Final = {
     "or": "'or' is not supported: write two rules",

@@ -111,6 +111,7 @@ def test_number_literals_keep_int_and_float() -> None:
         ("9223372036854775808 < bid", 1),
         ("bid <", 6),
         ("", 1),
+        ("bid < \u0663", 7),  # an Arabic-Indic digit is not a number here
     ],
 )
 def test_malformed_rule_is_rejected_with_its_column(text: str, column: int) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from stream_validator.contracts.expr import RuleError
 from stream_validator.contracts.rulespec import RuleAction, RuleListError, RuleSpec, parse_rules
 from stream_validator.yamlfile import parse_yaml
 
@@ -120,3 +121,9 @@ def test_rule_spec_of_parses_and_renders_canonically() -> None:
         RuleAction.FLAG,
         frozenset({"ask", "bid"}),
     )
+
+
+def test_rule_spec_of_checks_fields_when_given_types() -> None:
+    """RuleSpec.of with field types refuses a non-numeric field."""
+    with pytest.raises(RuleError, match="field 'symbol' at column 1 is str"):
+        RuleSpec.of("x", "symbol > 0", field_types=TYPES)
