@@ -1,0 +1,134 @@
+"""The syntax tree of record rules, its errors, and its canonical text.
+
+Nodes are frozen values; ``pos`` (0-based offset into the rule text) is kept for error
+messages and is not part of equality, so a re-parsed rendering equals the original.
+Numbers are Field, Const, Neg and BinOp; conditions are Compare and And. The parser
+(``contracts.expr``) only builds trees where conditions and numbers sit where they must.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final, TypeAlias
+
+from stream_validator.errors import ContractError
+
+
+class RuleError(ContractError):
+    """A rule that cannot be parsed or does not fit the contract; names the column."""
+
+    def __init__(self, message: str, column: int | None = None) -> None:
+        where = f" at column {column}" if column is not None else ""
+        super().__init__(f"{message}{where}")
+        self.detail = message
+        self.column = column
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """A record field, read by name."""
+
+    name: str
+    pos: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Const:
+    """A finite, non-negative numeric literal."""
+
+    value: int | float
+    pos: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Neg:
+    """Unary minus."""
+
+    operand: Expr
+    pos: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class BinOp:
+    """``left op right`` with op one of ``+ - * /`` (``/`` is true division)."""
+
+    op: str
+    left: Expr
+    right: Expr
+    pos: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Compare:
+    """A comparison chain: ``operands[i] ops[i] operands[i + 1]`` for every i."""
+
+    operands: tuple[Expr, ...]
+    ops: tuple[str, ...]
+    pos: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class And:
+    """Two or more comparisons (or chains) that must all hold."""
+
+    terms: tuple[Expr, ...]
+    pos: int = field(default=0, compare=False)
+
+
+Expr: TypeAlias = Field | Const | Neg | BinOp | Compare | And
+
+
+def is_boolean(expr: Expr) -> bool:
+    """True for a comparison or an ``and``; every other node is a number."""
+    return isinstance(expr, Compare | And)
+
+
+def fields_of(expr: Expr) -> frozenset[str]:
+    """Every field name the expression reads."""
+    return frozenset(name for name, _ in field_positions(expr))
+
+
+def field_positions(expr: Expr) -> list[tuple[str, int]]:
+    if isinstance(expr, Field):
+        return [(expr.name, expr.pos)]
+    if isinstance(expr, Const):
+        return []
+    if isinstance(expr, Neg):
+        return field_positions(expr.operand)
+    if isinstance(expr, BinOp):
+        return field_positions(expr.left) + field_positions(expr.right)
+    children = expr.operands if isinstance(expr, Compare) else expr.terms
+    return [item for child in children for item in field_positions(child)]
+
+
+# --- rendering: the canonical text, with only the parentheses the grammar needs --------
+
+_PRECEDENCE: Final = {"+": 1, "-": 1, "*": 2, "/": 2}
+
+
+def render(expr: Expr) -> str:
+    """The canonical text of an expression; ``parse_rule(render(e)) == e`` for rules."""
+    if isinstance(expr, And):
+        return " and ".join(render(term) for term in expr.terms)
+    if isinstance(expr, Compare):
+        parts = [_render_num(expr.operands[0], 0)]
+        for op, operand in zip(expr.ops, expr.operands[1:], strict=True):
+            parts += [op, _render_num(operand, 0)]
+        return " ".join(parts)
+    return _render_num(expr, 0)
+
+
+def _render_num(expr: Expr, outer: int) -> str:
+    """Render a number, parenthesised when its precedence is below ``outer``."""
+    if isinstance(expr, Field):
+        return expr.name
+    if isinstance(expr, Const):
+        return repr(expr.value)
+    if isinstance(expr, Neg):
+        return "-" + _render_num(expr.operand, 3)
+    if isinstance(expr, BinOp):
+        level = _PRECEDENCE[expr.op]
+        # Left-associative: a right operand of the same level needs parentheses.
+        text = f"{_render_num(expr.left, level)} {expr.op} {_render_num(expr.right, level + 1)}"
+        return f"({text})" if level < outer else text
+    return f"({render(expr)})"

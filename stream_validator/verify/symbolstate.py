@@ -1,0 +1,296 @@
+"""Per-symbol state of a market-data stream: sequence, event time, frozen quotes.
+
+Settings come from ``contracts.statespec.SymbolStateSpec`` (the contract's ``state``).
+
+PURE: no clock and no I/O; every time is passed in (seconds, from the record's event
+time), so a replay gives the same events as the live run. What must hold:
+
+* State is keyed by (partition, symbol). ``drop(partition)`` forgets a revoked
+  partition's symbols, so the first record after an assignment starts fresh (no event).
+* Memory is bounded: at most ``max_symbols`` keys (least recently seen evicted first,
+  counted in ``evictions``; an evicted symbol starts fresh too) and at most
+  ``sequence_window`` pending holes per symbol.
+* Sequence (an int per symbol) must increase by one. A hole is ``sequence_gap`` once it
+  is more than ``sequence_window`` numbers behind the highest seen (0: at once); a late
+  number inside the window fills its hole silently. A number already passed (a repeat,
+  or older than the window) is ``sequence_regression`` and leaves the state alone,
+  unless ``resync_after`` such numbers in a row are increasing: then the feed restarted
+  its numbering and the state follows it.
+* Event time must not go back more than ``max_time_regression_s`` behind the latest seen
+  for the symbol (``event_time_regression``).
+* Frozen quote: the same quote (e.g. price, bid, ask) on more than ``frozen_max_updates``
+  updates in a row, or for more than ``frozen_max_s`` of event time, gives one
+  ``frozen_quote`` event per episode; a different quote ends the episode. A quote
+  holding NaN never counts as frozen (NaN is reported by the non-finite rates).
+
+Events carry the symbol for examples in batch events; counts go per contract and kind,
+never per symbol (``EventTally``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, OrderedDict, deque
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Final
+
+from stream_validator.contracts.statespec import SymbolStateSpec
+
+_NO_EVENTS: Final[tuple[SymbolEvent, ...]] = ()
+_EXAMPLE_LENGTH: Final = 32
+
+
+class SymbolEventKind(StrEnum):
+    """Stable event codes (metric label values, with the contract name)."""
+
+    SEQUENCE_GAP = "sequence_gap"
+    SEQUENCE_REGRESSION = "sequence_regression"
+    EVENT_TIME_REGRESSION = "event_time_regression"
+    FROZEN_QUOTE = "frozen_quote"
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolEvent:
+    """One finding for one symbol; ``count`` is the sequence numbers missed for a gap."""
+
+    kind: SymbolEventKind
+    symbol: str
+    detail: str
+    count: int = 1
+
+
+class _Symbol:
+    """The mutable state of one (partition, symbol)."""
+
+    __slots__ = (
+        "alerted",
+        "candidate",
+        "high",
+        "holes",
+        "latest",
+        "quote",
+        "since",
+        "streak",
+        "updates",
+    )
+
+    def __init__(self) -> None:
+        self.high: int | None = None  # highest sequence number seen
+        self.holes: deque[int] = deque()  # missing numbers inside the window, ascending
+        self.streak = 0  # increasing regressions in a row (a renumbered feed?)
+        self.candidate = 0  # the last of those
+        self.latest: float | None = None  # latest event time seen
+        self.quote: tuple[object, ...] | None = None
+        self.updates = 0  # updates in a row carrying ``quote``
+        self.since: float | None = None  # event time of the first of them
+        self.alerted = False
+
+
+class SymbolStateTracker:
+    """Per-(partition, symbol) state for one contract; ``observe`` once per valid record."""
+
+    def __init__(self, spec: SymbolStateSpec) -> None:
+        self.spec = spec
+        self.evictions = 0
+        self._states: OrderedDict[tuple[Hashable, str], _Symbol] = OrderedDict()
+        self._by_partition: dict[Hashable, set[str]] = {}
+        frozen_on = spec.frozen_max_updates is not None or spec.frozen_max_s is not None
+        self._quote_fields = spec.quote_fields if frozen_on else ()
+
+    def __len__(self) -> int:
+        return len(self._states)
+
+    def observe(
+        self,
+        partition: Hashable,
+        symbol: str,
+        *,
+        seq: int | None = None,
+        event_time: float | None = None,
+        quote: Sequence[object] | None = None,
+    ) -> tuple[SymbolEvent, ...]:
+        """Fold one record into its symbol's state; the events it raises (usually none)."""
+        state = self._states.get((partition, symbol))
+        if state is None:
+            state = self._add(partition, symbol)
+        else:
+            self._states.move_to_end((partition, symbol))
+        events: list[SymbolEvent] = []
+        if seq is not None:
+            high = state.high
+            if high is not None and seq == high + 1 and not state.holes:
+                state.high, state.streak = seq, 0  # the common case, inline
+            else:
+                self._sequence(state, symbol, seq, events)
+        if event_time is not None and event_time == event_time:
+            latest = state.latest
+            if latest is None or event_time > latest:
+                state.latest = event_time
+            else:
+                self._event_time(state, symbol, event_time, events)
+        if quote is not None:
+            self._frozen(state, symbol, tuple(quote), event_time, events)
+        return tuple(events) if events else _NO_EVENTS
+
+    def observe_record(
+        self, partition: Hashable, record: Mapping[str, object]
+    ) -> tuple[SymbolEvent, ...]:
+        """``observe`` with the values the spec's fields name, read from a valid record.
+
+        A key that is not a str skips the record; a seq that is not an int, or an event
+        time ``event_seconds`` cannot read, skips only that check (field checks report them).
+        """
+        spec = self.spec
+        symbol = record.get(spec.key_field)
+        if type(symbol) is not str and not isinstance(symbol, str):
+            return _NO_EVENTS
+        seq = record.get(spec.sequence_field) if spec.sequence_field else None
+        if type(seq) is not int and (not isinstance(seq, int) or isinstance(seq, bool)):
+            seq = None
+        event_time = None
+        if spec.event_time_field:
+            event_time = event_seconds(record.get(spec.event_time_field))
+        quote = None
+        if self._quote_fields:
+            quote = [record.get(name) for name in self._quote_fields]
+        return self.observe(partition, symbol, seq=seq, event_time=event_time, quote=quote)
+
+    def drop(self, partition: Hashable) -> int:
+        """Forget a revoked partition's state; how many symbols were dropped."""
+        symbols = self._by_partition.pop(partition, set())
+        for symbol in symbols:
+            del self._states[(partition, symbol)]
+        return len(symbols)
+
+    def _add(self, partition: Hashable, symbol: str) -> _Symbol:
+        state = self._states[(partition, symbol)] = _Symbol()
+        self._by_partition.setdefault(partition, set()).add(symbol)
+        if len(self._states) > self.spec.max_symbols:
+            (old_partition, old_symbol), _ = self._states.popitem(last=False)
+            self._by_partition[old_partition].discard(old_symbol)
+            self.evictions += 1
+        return state
+
+    def _sequence(self, state: _Symbol, symbol: str, seq: int, events: list[SymbolEvent]) -> None:
+        high, window = state.high, self.spec.sequence_window
+        if high is None:
+            state.high = seq
+            return
+        if seq > high:
+            cutoff = seq - window  # numbers below this are beyond the window
+            missed = max(0, min(seq, cutoff) - (high + 1))
+            state.holes.extend(range(max(high + 1, cutoff), seq))
+            while state.holes and state.holes[0] < cutoff:
+                state.holes.popleft()
+                missed += 1
+            state.high, state.streak = seq, 0
+            if missed:
+                detail = f"{missed} sequence number(s) missing before {seq}"
+                events.append(SymbolEvent(SymbolEventKind.SEQUENCE_GAP, symbol, detail, missed))
+            return
+        if seq in state.holes:  # late, but inside the window
+            state.holes.remove(seq)
+            return
+        detail = f"seq {seq} after {high}"
+        events.append(SymbolEvent(SymbolEventKind.SEQUENCE_REGRESSION, symbol, detail))
+        state.streak = state.streak + 1 if state.streak and seq > state.candidate else 1
+        state.candidate = seq
+        resync = self.spec.resync_after
+        if resync is not None and state.streak >= resync:
+            state.high, state.streak = seq, 0
+            state.holes.clear()
+
+    def _event_time(
+        self, state: _Symbol, symbol: str, event_time: float, events: list[SymbolEvent]
+    ) -> None:
+        latest = state.latest
+        if latest is None or event_time > latest:
+            state.latest = event_time
+        elif latest - event_time > self.spec.max_time_regression_s:
+            back, tolerance = latest - event_time, self.spec.max_time_regression_s
+            detail = f"event time went back {back:.3f} s (tolerance {tolerance:g} s)"
+            events.append(SymbolEvent(SymbolEventKind.EVENT_TIME_REGRESSION, symbol, detail))
+
+    def _frozen(
+        self,
+        state: _Symbol,
+        symbol: str,
+        quote: tuple[object, ...],
+        event_time: float | None,
+        events: list[SymbolEvent],
+    ) -> None:
+        if quote != state.quote:
+            state.quote, state.updates, state.since, state.alerted = quote, 1, event_time, False
+            return
+        if any(value != value for value in quote):  # NaN: never "the same"
+            state.quote, state.updates, state.alerted = None, 0, False
+            return
+        state.updates += 1
+        if state.since is None:
+            state.since = event_time
+        if state.alerted:
+            return
+        max_updates, max_s = self.spec.frozen_max_updates, self.spec.frozen_max_s
+        held = None if event_time is None or state.since is None else event_time - state.since
+        if max_updates is not None and state.updates > max_updates:
+            detail = f"same quote on {state.updates} updates in a row (limit {max_updates})"
+        elif max_s is not None and held is not None and held > max_s:
+            detail = f"same quote for {held:.3f} s (limit {max_s:g} s)"
+        else:
+            return
+        state.alerted = True
+        events.append(SymbolEvent(SymbolEventKind.FROZEN_QUOTE, symbol, detail))
+
+
+def event_seconds(value: object) -> float | None:
+    """Seconds since the epoch of an event-time field value, or None when it has none.
+
+    A datetime or ISO-8601 text, or int/float epoch seconds (not bool, not NaN). A value
+    without an offset is read as UTC: only the order within one symbol matters here,
+    and one fixed assumption keeps that order (``datetime.timestamp`` would use the
+    machine's zone instead).
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value) if value == value else None
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+    if not isinstance(value, datetime):
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.timestamp()
+
+
+class EventTally:
+    """Counts per kind over a batch, with a few example symbols each (capped, shortened)."""
+
+    def __init__(self, max_examples: int = 5) -> None:
+        self.max_examples = max_examples
+        self.counts: Counter[SymbolEventKind] = Counter()
+        self.missed_sequence_numbers = 0
+        self.examples: dict[SymbolEventKind, list[str]] = {}
+
+    def add(self, events: Iterable[SymbolEvent]) -> None:
+        """Count events; keep the first ``max_examples`` distinct symbols per kind."""
+        for event in events:
+            self.counts[event.kind] += 1
+            if event.kind is SymbolEventKind.SEQUENCE_GAP:
+                self.missed_sequence_numbers += event.count
+            examples = self.examples.setdefault(event.kind, [])
+            shown = event.symbol[:_EXAMPLE_LENGTH]
+            if len(examples) < self.max_examples and shown not in examples:
+                examples.append(shown)
+
+    def summary(self) -> dict[str, dict[str, object]]:
+        """JSON-ready: ``{kind: {"count": n, "examples": [symbols]}}``, kinds sorted."""
+        return {
+            str(kind): {"count": self.counts[kind], "examples": list(self.examples[kind])}
+            for kind in sorted(self.counts)
+        }

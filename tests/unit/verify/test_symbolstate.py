@@ -1,0 +1,407 @@
+"""Per-symbol state: sequence gaps and regressions, event time, frozen quotes, bounds."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stream_validator.contracts.statespec import SymbolStateSpec
+from stream_validator.verify.symbolstate import (
+    EventTally,
+    SymbolEvent,
+    SymbolEventKind,
+    SymbolStateTracker,
+    event_seconds,
+)
+
+Make = Callable[..., SymbolStateTracker]
+GAP = SymbolEventKind.SEQUENCE_GAP
+REGRESSION = SymbolEventKind.SEQUENCE_REGRESSION
+TIME_BACK = SymbolEventKind.EVENT_TIME_REGRESSION
+FROZEN = SymbolEventKind.FROZEN_QUOTE
+
+
+@pytest.fixture
+def make_tracker() -> Callable[..., SymbolStateTracker]:
+    """A tracker factory: keyword arguments override SymbolStateSpec defaults."""
+
+    def make(**spec: object) -> SymbolStateTracker:
+        return SymbolStateTracker(SymbolStateSpec(**spec))  # type: ignore[arg-type]
+
+    return make
+
+
+def feed_seqs(
+    tracker: SymbolStateTracker, seqs: list[int], symbol: str = "AAPL"
+) -> list[SymbolEvent]:
+    """Every event raised by feeding ``seqs`` for one symbol on partition 0."""
+    return [e for seq in seqs for e in tracker.observe(0, symbol, seq=seq)]
+
+
+# --- sequence --------------------------------------------------------------------------
+
+
+def test_consecutive_sequence_raises_nothing(
+    make_tracker: Make,
+) -> None:
+    """1, 2, 3, 4 is a healthy feed."""
+    assert feed_seqs(make_tracker(), [1, 2, 3, 4]) == []
+
+
+def test_first_record_starts_fresh_at_any_number(
+    make_tracker: Make,
+) -> None:
+    """The first sequence number of a symbol is never a gap."""
+    assert feed_seqs(make_tracker(), [5000]) == []
+
+
+def test_gap_is_reported_with_the_count_missed(
+    make_tracker: Make,
+) -> None:
+    """1, 2, 5 misses two numbers: one sequence_gap with count 2."""
+    (event,) = feed_seqs(make_tracker(), [1, 2, 5])
+    assert (event.kind, event.symbol, event.count) == (GAP, "AAPL", 2)
+    assert event.detail == "2 sequence number(s) missing before 5"
+
+
+def test_repeat_is_a_regression(make_tracker: Make) -> None:
+    """The same number twice is a step back: seq must increase."""
+    (event,) = feed_seqs(make_tracker(), [1, 2, 2])
+    assert (event.kind, event.detail) == (REGRESSION, "seq 2 after 2")
+
+
+def test_step_back_is_a_regression_and_keeps_the_high(
+    make_tracker: Make,
+) -> None:
+    """After 1, 2, 3, a 1 is a regression and 4 then continues without a gap."""
+    events = feed_seqs(make_tracker(), [1, 2, 3, 1, 4])
+    assert [e.kind for e in events] == [REGRESSION]
+
+
+def test_late_number_inside_the_window_is_tolerated(
+    make_tracker: Make,
+) -> None:
+    """With a window of 2, 1, 3, 2, 4 raises nothing."""
+    assert feed_seqs(make_tracker(sequence_window=2), [1, 3, 2, 4]) == []
+
+
+def test_hole_is_reported_when_it_leaves_the_window(
+    make_tracker: Make,
+) -> None:
+    """With a window of 2, a missing 2 is a gap once the feed reaches 5, not before."""
+    tracker = make_tracker(sequence_window=2)
+    assert feed_seqs(tracker, [1, 3, 4]) == []
+    (event,) = feed_seqs(tracker, [5])
+    assert (event.kind, event.count) == (GAP, 1)
+
+
+def test_number_older_than_the_window_is_a_regression(
+    make_tracker: Make,
+) -> None:
+    """With a window of 1, 2 arriving after 1, 3, 4 is reported twice: gap, then regression."""
+    events = feed_seqs(make_tracker(sequence_window=1), [1, 3, 4, 2])
+    assert [e.kind for e in events] == [GAP, REGRESSION]
+
+
+def test_big_jump_keeps_at_most_window_holes(
+    make_tracker: Make,
+) -> None:
+    """A jump of a million with a window of 10 reports the older holes at once, keeps 10."""
+    tracker = make_tracker(sequence_window=10)
+    (event,) = feed_seqs(tracker, [1, 1_000_002])
+    assert event.count == 1_000_000 - 10
+    (late,) = feed_seqs(tracker, [1_000_012])
+    assert late.count == 10  # the ten kept holes left the window; 1_000_003.. are kept
+    assert feed_seqs(tracker, [1_000_003]) == []
+
+
+def test_renumbered_feed_is_followed_after_resync(
+    make_tracker: Make,
+) -> None:
+    """After 1000, a restart 1, 2, 3 gives three regressions, then 4 is accepted."""
+    events = feed_seqs(make_tracker(resync_after=3), [1000, 1, 2, 3, 4, 5])
+    assert [e.kind for e in events] == [REGRESSION] * 3
+
+
+def test_repeated_old_number_does_not_resync(
+    make_tracker: Make,
+) -> None:
+    """Stale duplicates (not increasing) never move the state back."""
+    events = feed_seqs(make_tracker(resync_after=2), [10, 3, 3, 3, 11])
+    assert [e.kind for e in events] == [REGRESSION] * 3
+
+
+def test_resync_can_be_disabled(make_tracker: Make) -> None:
+    """resync_after=None reports every step back of a renumbered feed."""
+    events = feed_seqs(make_tracker(resync_after=None), [1000, 1, 2, 3, 4])
+    assert [e.kind for e in events] == [REGRESSION] * 4
+
+
+def test_symbols_are_tracked_separately(make_tracker: Make) -> None:
+    """Interleaved symbols each keep their own sequence."""
+    tracker = make_tracker()
+    assert feed_seqs(tracker, [1, 2], "AAPL") + feed_seqs(tracker, [7, 8], "MSFT") == []
+    assert feed_seqs(tracker, [3], "AAPL") == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=60), min_size=1, max_size=60), st.integers(0, 5))
+def test_gap_counts_match_the_numbers_never_seen(seqs: list[int], window: int) -> None:
+    """Flushed at the end, missed counts add up to the numbers that never came in time."""
+    tracker = SymbolStateTracker(SymbolStateSpec(sequence_window=window, resync_after=None))
+    final = max(seqs) + window + 1  # pushes every hole out of the window
+    events = feed_seqs(tracker, [*seqs, final])
+    missed = sum(e.count for e in events if e.kind is GAP)
+    expected = set(range(seqs[0], max(seqs) + 1)) - _arrived_in_time(seqs, window)
+    assert missed == len(expected)
+
+
+def _arrived_in_time(seqs: list[int], window: int) -> set[int]:
+    """Reference: a number arrived if it raised the high, or filled a hole inside the window."""
+    high, arrived = seqs[0], {seqs[0]}
+    for seq in seqs[1:]:
+        if seq > high:
+            arrived.add(seq)
+            high = seq
+        elif seqs[0] < seq < high and seq not in arrived and seq >= high - window:
+            arrived.add(seq)
+    return arrived
+
+
+# --- event time ------------------------------------------------------------------------
+
+
+def test_event_time_going_back_beyond_tolerance(
+    make_tracker: Make,
+) -> None:
+    """With 1 s of tolerance, going back 2.5 s is event_time_regression."""
+    tracker = make_tracker(max_time_regression_s=1.0)
+    tracker.observe(0, "AAPL", event_time=100.0)
+    (event,) = tracker.observe(0, "AAPL", event_time=97.5)
+    assert (event.kind, event.detail) == (TIME_BACK, "event time went back 2.500 s (tolerance 1 s)")
+
+
+def test_event_time_back_within_tolerance_is_fine(
+    make_tracker: Make,
+) -> None:
+    """Going back 0.5 s with 1 s of tolerance raises nothing."""
+    tracker = make_tracker(max_time_regression_s=1.0)
+    tracker.observe(0, "AAPL", event_time=100.0)
+    assert tracker.observe(0, "AAPL", event_time=99.5) == ()
+
+
+def test_event_time_is_judged_against_the_latest_seen(
+    make_tracker: Make,
+) -> None:
+    """A record back in time does not lower the mark: the next one is judged on the max."""
+    tracker = make_tracker()
+    for t in (100.0, 90.0):
+        tracker.observe(0, "AAPL", event_time=t)
+    assert [e.kind for e in tracker.observe(0, "AAPL", event_time=95.0)] == [TIME_BACK]
+
+
+def test_nan_event_time_is_ignored(make_tracker: Make) -> None:
+    """A NaN time neither raises an event nor poisons the mark."""
+    tracker = make_tracker()
+    tracker.observe(0, "AAPL", event_time=100.0)
+    assert tracker.observe(0, "AAPL", event_time=math.nan) == ()
+    assert [e.kind for e in tracker.observe(0, "AAPL", event_time=99.0)] == [TIME_BACK]
+
+
+# --- frozen quote ----------------------------------------------------------------------
+
+
+Quote = tuple[float, tuple[object, ...]]
+
+
+def quotes(tracker: SymbolStateTracker, items: Sequence[Quote]) -> list[SymbolEvent]:
+    """Events of (event time, quote) updates for AAPL."""
+    return [e for t, q in items for e in tracker.observe(0, "AAPL", event_time=t, quote=q)]
+
+
+def test_quote_frozen_for_more_than_n_updates(
+    make_tracker: Make,
+) -> None:
+    """The 4th identical update with a limit of 3 raises frozen_quote."""
+    tracker = make_tracker(frozen_max_updates=3)
+    events = quotes(tracker, [(float(t), (1.0, 0.9, 1.1)) for t in range(4)])
+    assert [(e.kind, e.detail) for e in events] == [
+        (FROZEN, "same quote on 4 updates in a row (limit 3)")
+    ]
+
+
+def test_quote_frozen_for_more_than_t_seconds(
+    make_tracker: Make,
+) -> None:
+    """An identical quote held 61 s of event time with a 60 s limit raises frozen_quote."""
+    tracker = make_tracker(frozen_max_s=60.0)
+    events = quotes(tracker, [(0.0, (1.0,)), (30.0, (1.0,)), (61.0, (1.0,))])
+    assert [e.detail for e in events] == ["same quote for 61.000 s (limit 60 s)"]
+
+
+def test_frozen_alert_once_per_episode(make_tracker: Make) -> None:
+    """A quote stuck for 20 updates alerts once, not on every update past the limit."""
+    tracker = make_tracker(frozen_max_updates=3)
+    assert len(quotes(tracker, [(float(t), (1.0,)) for t in range(20)])) == 1
+
+
+def test_new_quote_ends_the_episode(make_tracker: Make) -> None:
+    """After the quote moves, a new freeze alerts again."""
+    tracker = make_tracker(frozen_max_updates=2)
+    frozen = [(0.0, (1.0,))] * 3 + [(1.0, (2.0,))] * 3
+    assert len(quotes(tracker, frozen)) == 2
+
+
+def test_moving_quote_never_alerts(make_tracker: Make) -> None:
+    """Alternating quotes are not frozen, however long the feed."""
+    tracker = make_tracker(frozen_max_updates=2, frozen_max_s=1.0)
+    assert quotes(tracker, [(float(t), (float(t % 2),)) for t in range(50)]) == []
+
+
+def test_nan_quote_is_never_frozen(make_tracker: Make) -> None:
+    """A quote holding NaN does not count as the same quote."""
+    tracker = make_tracker(frozen_max_updates=1)
+    assert quotes(tracker, [(0.0, (math.nan,)), (1.0, (math.nan,)), (2.0, (math.nan,))]) == []
+
+
+def test_null_sides_can_be_frozen(make_tracker: Make) -> None:
+    """An empty book side (None) held on every update is a frozen quote too."""
+    tracker = make_tracker(frozen_max_updates=1)
+    assert [e.kind for e in quotes(tracker, [(0.0, (None, 1.0)), (1.0, (None, 1.0))])] == [FROZEN]
+
+
+# --- partitions and bounded memory -----------------------------------------------------
+
+
+def test_drop_forgets_only_that_partition(make_tracker: Make) -> None:
+    """After drop(0), partition 0 starts fresh while partition 1 keeps its state."""
+    tracker = make_tracker()
+    tracker.observe(0, "AAPL", seq=10)
+    tracker.observe(1, "AAPL", seq=10)
+    assert tracker.drop(0) == 1
+    assert tracker.observe(0, "AAPL", seq=50) == ()
+    assert [e.kind for e in tracker.observe(1, "AAPL", seq=50)] == [GAP]
+
+
+def test_drop_of_an_unknown_partition_is_a_no_op(
+    make_tracker: Make,
+) -> None:
+    """Revoking a partition that never had records drops nothing."""
+    assert make_tracker().drop(("ticks", 3)) == 0
+
+
+def test_symbol_count_is_bounded_and_evictions_counted(
+    make_tracker: Make,
+) -> None:
+    """With max_symbols=2, a third symbol evicts the least recently seen one."""
+    tracker = make_tracker(max_symbols=2)
+    for symbol in ("A", "B", "A", "C"):
+        tracker.observe(0, symbol, seq=1)
+    assert (len(tracker), tracker.evictions) == (2, 1)
+    assert tracker.observe(0, "A", seq=2) == ()  # A was used recently: kept
+    assert tracker.observe(0, "B", seq=9) == ()  # B was evicted: starts fresh
+
+
+def test_evicted_symbol_can_be_dropped_safely(
+    make_tracker: Make,
+) -> None:
+    """drop() after an eviction removes only what is still held."""
+    tracker = make_tracker(max_symbols=1)
+    tracker.observe(0, "A", seq=1)
+    tracker.observe(0, "B", seq=1)
+    assert (tracker.drop(0), len(tracker)) == (1, 0)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"sequence_window": -1},
+        {"max_symbols": 0},
+        {"resync_after": 0},
+        {"frozen_max_updates": 0},
+        {"frozen_max_s": -1.0},
+    ],
+)
+def test_spec_rejects_nonsense(bad: dict[str, object]) -> None:
+    """Negative windows, zero capacity and zero limits are refused at setup."""
+    with pytest.raises(ValueError):
+        SymbolStateSpec(**bad)  # type: ignore[arg-type]
+
+
+# --- tally -----------------------------------------------------------------------------
+
+
+def test_tally_counts_per_kind_with_capped_examples() -> None:
+    """Counts per kind; examples are distinct, capped and shortened symbols."""
+    tally = EventTally(max_examples=2)
+    tally.add(SymbolEvent(GAP, s, "", 3) for s in ("A", "A", "B", "C" * 100))
+    assert tally.summary() == {"sequence_gap": {"count": 4, "examples": ["A", "B"]}}
+    assert tally.missed_sequence_numbers == 12
+
+
+def test_tally_shortens_long_symbols() -> None:
+    """A payload-derived symbol never enters a batch event longer than 32 characters."""
+    tally = EventTally()
+    tally.add([SymbolEvent(FROZEN, "X" * 500, "")])
+    assert tally.examples[FROZEN] == ["X" * 32]
+
+
+# --- reading records ---------------------------------------------------------------------
+
+
+def test_observe_record_reads_the_spec_fields(make_tracker: Make) -> None:
+    """Key, seq, ISO event time and quote come from the fields the spec names."""
+    tracker = make_tracker(
+        event_time_field="event_ts", quote_fields=("bid", "ask"), frozen_max_updates=1
+    )
+    tick = {
+        "symbol": "AAPL",
+        "seq": 1,
+        "event_ts": "2026-12-01T10:00:00+00:00",
+        "bid": 1.0,
+        "ask": 2.0,
+    }
+    assert tracker.observe_record(0, tick) == ()
+    later = {**tick, "seq": 3, "event_ts": "2026-12-01T09:59:00+00:00"}
+    assert [e.kind for e in tracker.observe_record(0, later)] == [GAP, TIME_BACK, FROZEN]
+
+
+def test_observe_record_skips_a_record_without_a_str_key(make_tracker: Make) -> None:
+    """A null or numeric symbol is the field check's business: no state is created."""
+    tracker = make_tracker()
+    assert tracker.observe_record(0, {"symbol": None, "seq": 1}) == ()
+    assert len(tracker) == 0
+
+
+def test_observe_record_ignores_a_bool_seq(make_tracker: Make) -> None:
+    """True is not sequence number 1."""
+    tracker = make_tracker()
+    tracker.observe_record(0, {"symbol": "A", "seq": 5})
+    assert tracker.observe_record(0, {"symbol": "A", "seq": True}) == ()
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [
+        ("1970-01-01T00:01:00+00:00", 60.0),
+        ("1970-01-01T01:01:00+01:00", 60.0),
+        ("1970-01-01T00:01:00", 60.0),  # no offset: read as UTC, not the machine's zone
+        (datetime(1970, 1, 1, 0, 1, tzinfo=UTC), 60.0),
+        (60, 60.0),
+        (60.5, 60.5),
+    ],
+)
+def test_event_seconds_reads_times(value: object, seconds: float) -> None:
+    """ISO text, datetimes and epoch numbers become epoch seconds."""
+    assert event_seconds(value) == seconds
+
+
+@pytest.mark.parametrize("value", [None, True, "yesterday", math.nan, [1]])
+def test_event_seconds_refuses_non_times(value: object) -> None:
+    """Anything that is not a time gives None, never an exception."""
+    assert event_seconds(value) is None
