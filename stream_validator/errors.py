@@ -4,6 +4,9 @@ Every exception the package raises on purpose derives from one root::
 
     StreamValidatorError
     ├── ContractError (also ValueError)      a malformed SchemaContract / FieldSpec
+    │   ├── RuleError                        a record rule that does not parse or fit
+    │   │   └── RuleListError                every problem of a contract's rules
+    │   ├── StateSpecError                   every problem of a contract's state section
     │   └── ContractFileError                a contract file that cannot be loaded
     ├── DecodeError (also ValueError)        bytes that are not one JSON value
     ├── ConfigError (also ValueError)        invalid service configuration
@@ -37,6 +40,32 @@ class StreamValidatorError(Exception):
 
 class ContractError(StreamValidatorError, ValueError):
     """A contract is malformed; raised at setup so it never silently passes records."""
+
+
+class RuleError(ContractError):
+    """A rule that cannot be parsed or does not fit the contract; names the column."""
+
+    def __init__(self, message: str, column: int | None = None) -> None:
+        where = f" at column {column}" if column is not None else ""
+        super().__init__(f"{message}{where}")
+        self.detail = message
+        self.column = column
+
+
+class RuleListError(RuleError):
+    """Every problem of a ``rules`` list; ``problems`` is for a loader's own list."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+class StateSpecError(ContractError):
+    """Every problem of a ``state`` section; ``problems`` is for a loader's own list."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
 
 
 class ContractFileError(ContractError):

@@ -39,12 +39,12 @@ from stream_validator.contracts.exprtree import (
     Expr,
     Field,
     Neg,
-    RuleError,
     field_positions,
     fields_of,
     is_boolean,
     render,
 )
+from stream_validator.errors import RuleError
 
 __all__ = [
     "And",

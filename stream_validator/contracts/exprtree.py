@@ -11,18 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final, TypeAlias
 
-from stream_validator.errors import ContractError
-
-
-class RuleError(ContractError):
-    """A rule that cannot be parsed or does not fit the contract; names the column."""
-
-    def __init__(self, message: str, column: int | None = None) -> None:
-        where = f" at column {column}" if column is not None else ""
-        super().__init__(f"{message}{where}")
-        self.detail = message
-        self.column = column
-
 
 @dataclass(frozen=True, slots=True)
 class Field:

@@ -29,6 +29,7 @@ from stream_validator.contracts.expr import (
     parse_rule,
     render,
 )
+from stream_validator.errors import RuleListError
 
 _NAME: Final = re.compile(r"[a-z][a-z0-9_]{0,63}")
 _KEYS: Final = frozenset({"name", "check", "action", "description"})
@@ -99,14 +100,6 @@ def parse_rules(raw: object, field_types: Mapping[str, type]) -> tuple[RuleSpec,
     if problems:
         raise RuleListError(problems)
     return tuple(specs)
-
-
-class RuleListError(RuleError):
-    """Every problem of a ``rules`` list; ``problems`` is for a loader's own list."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("; ".join(problems))
-        self.problems = problems
 
 
 def _rule(

@@ -32,7 +32,7 @@ from datetime import datetime
 from typing import Any
 
 from stream_validator.contracts.rulespec import RuleAction
-from stream_validator.errors import ContractError
+from stream_validator.errors import StateSpecError
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,14 +56,6 @@ class SymbolStateSpec:
         problems = _limit_problems(self)
         if problems:
             raise StateSpecError(problems)
-
-
-class StateSpecError(ContractError):
-    """Every problem of a ``state`` section; ``problems`` is for a loader's own list."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("; ".join(problems))
-        self.problems = problems
 
 
 def _limit_problems(spec: SymbolStateSpec) -> list[str]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from stream_validator.contracts.expr import RuleError
-from stream_validator.contracts.rulespec import RuleAction, RuleListError, RuleSpec, parse_rules
+from stream_validator.contracts.rulespec import RuleAction, RuleSpec, parse_rules
+from stream_validator.errors import RuleListError
 from stream_validator.yamlfile import parse_yaml
 
 TYPES: dict[str, type] = {"bid": float, "ask": float, "bid_sz": int, "symbol": str}

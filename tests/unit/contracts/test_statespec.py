@@ -8,10 +8,10 @@ import pytest
 
 from stream_validator.contracts.rulespec import RuleAction
 from stream_validator.contracts.statespec import (
-    StateSpecError,
     SymbolStateSpec,
     state_spec_from_mapping,
 )
+from stream_validator.errors import StateSpecError
 from stream_validator.yamlfile import parse_yaml
 
 TYPES: dict[str, type] = {
