@@ -132,6 +132,28 @@ def create_admin(
     return ConfluentAdmin(_build(AdminClient, settings, config, "admin"))
 
 
+class ServiceClients:
+    """``ports.ClientFactory`` for a service config."""
+
+    def __init__(self, config: ServiceConfig) -> None:
+        self._config = config
+
+    def consumer(
+        self,
+        *,
+        on_stats: Callable[[str], None] | None = None,
+        on_error: Callable[[KafkaErrorInfo], None] | None = None,
+    ) -> ConfluentConsumer:
+        """The service's group consumer."""
+        return create_consumer(self._config, on_stats=on_stats, on_error=on_error)
+
+    def producer(
+        self, *, on_error: Callable[[KafkaErrorInfo], None] | None = None
+    ) -> ConfluentProducer:
+        """The service's producer (transactional with ``kafka.transactional_id``)."""
+        return create_producer(self._config, on_error=on_error)
+
+
 _Client = TypeVar("_Client")
 
 

@@ -219,6 +219,24 @@ class Admin(Protocol):
         """The last stable offset (read_committed end) of each partition."""
 
 
+ErrorCallback = Callable[[KafkaErrorInfo], None]
+
+
+class ClientFactory(Protocol):
+    """Builds the service's clients (``clients.ServiceClients``; the fake's ``FakeClients``)."""
+
+    def consumer(
+        self,
+        *,
+        on_stats: Callable[[str], None] | None = None,
+        on_error: ErrorCallback | None = None,
+    ) -> Consumer:
+        """The group consumer; ``on_stats`` gets raw statistics JSON, ``on_error`` client errors."""
+
+    def producer(self, *, on_error: ErrorCallback | None = None) -> Producer:
+        """A producer (transactional when the configuration says so)."""
+
+
 def missing_topics(client: Producer | Admin, topics: Sequence[str], timeout_s: float) -> list[str]:
     """The topics that do not exist; raises KafkaClientError when the broker is unreachable."""
     existing = client.topics(timeout_s)

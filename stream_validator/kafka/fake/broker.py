@@ -298,3 +298,51 @@ class FakeBroker:
         for key, offset in offsets.items():
             stored[key] = CommittedOffset(offset, metadata)
         self.commit_log.append((group, dict(offsets)))
+
+
+class FakeClients:
+    """``ports.ClientFactory`` over a fake broker: what the service gets in unit tests.
+
+    Error callbacks are kept (``error_callbacks``) so a test can raise client errors through
+    them; ``on_idle`` runs whenever a consumer finds nothing (e.g. to stop the service).
+    """
+
+    def __init__(
+        self,
+        broker: FakeBroker,
+        group: str,
+        *,
+        transactional_id: str | None = None,
+        message_max_bytes: int | None = None,
+        on_idle: Callable[[], None] | None = None,
+    ) -> None:
+        self.broker = broker
+        self.on_idle = on_idle
+        self.group = group
+        self.transactional_id = transactional_id
+        self.message_max_bytes = message_max_bytes
+        self.consumers: list[FakeConsumer] = []
+        self.producers: list[FakeProducer] = []
+        self.error_callbacks: list[Callable[[KafkaErrorInfo], None]] = []
+
+    def consumer(
+        self,
+        *,
+        on_stats: Callable[[str], None] | None = None,
+        on_error: Callable[[KafkaErrorInfo], None] | None = None,
+    ) -> FakeConsumer:
+        """A consumer of the group."""
+        if on_error is not None:
+            self.error_callbacks.append(on_error)
+        self.consumers.append(self.broker.consumer(self.group, on_idle=self.on_idle))
+        return self.consumers[-1]
+
+    def producer(self, *, on_error: Callable[[KafkaErrorInfo], None] | None = None) -> FakeProducer:
+        """A producer with the configured transactional id and size check."""
+        if on_error is not None:
+            self.error_callbacks.append(on_error)
+        producer = self.broker.producer(
+            transactional_id=self.transactional_id, message_max_bytes=self.message_max_bytes
+        )
+        self.producers.append(producer)
+        return producer
