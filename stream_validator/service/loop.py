@@ -206,10 +206,8 @@ class StreamService:
             route = self._route_for(record.topic)
             if route is None:
                 # Cannot happen with a consistent subscription; refuse to drop silently.
-                log.error(
-                    "fatal: a record matches no route; stopping",
-                    extra={"topic": record.topic},
-                )
+                self._note_error(f"record from topic {record.topic!r} matches no route")
+                log.error("fatal: a record matches no route; stopping")
                 return None
             by_route.setdefault(route.name, []).append(record)
         validated_at = self._clock().isoformat()

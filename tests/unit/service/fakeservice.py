@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from stream_validator.config.settings import ServiceConfig, config_from_mapping
@@ -16,7 +14,10 @@ from stream_validator.service.loop import StreamService
 from stream_validator.service.metrics import CollectorRegistry, ServiceMetrics
 from stream_validator.service.state import ServiceHooks, ServiceState
 
-TICK = Path(__file__).resolve().parents[3] / "config" / "contracts" / "tick.yaml"
+from .test_pipeline import TICK, tick
+
+__all__ = ["Harness", "service_config", "tick"]
+
 GROUP = "svc"
 
 
@@ -45,24 +46,6 @@ def service_config(
             ],
         }
     )
-
-
-def tick(seq: int, **changes: object) -> bytes:
-    """A valid tick (``bid=None`` makes a null)."""
-    record: dict[str, object] = {
-        "symbol": "A",
-        "exchange": "X",
-        "event_ts": "2026-11-30T00:00:00Z",
-        "seq": seq,
-        "price": 1.5,
-        "size": 1,
-        "bid": 1.4,
-        "ask": 1.6,
-        "bid_sz": 1,
-        "ask_sz": 1,
-    }
-    record.update(changes)
-    return json.dumps(record).encode()
 
 
 @dataclass

@@ -17,7 +17,9 @@ def test_no_offset_is_committed_before_its_outputs_are_acknowledged() -> None:
     seen: list[tuple[int, int]] = []
     commit = h.broker.commit_offsets
 
-    def checked(group: str, offsets: dict[TopicPartitionKey, int], metadata: str | None = None):
+    def checked(
+        group: str, offsets: dict[TopicPartitionKey, int], metadata: str | None = None
+    ) -> None:
         landed = len(h.topic("clean")) + len(h.topic("dlq"))
         seen.append((offsets[("src", 0)], landed))
         commit(group, offsets, metadata)
