@@ -209,3 +209,28 @@ def test_seek_and_offsets_for_times() -> None:
     assert consumer.offsets_for_times({("t", 0): 15}, 1.0) == {("t", 0): 1}
     with pytest.raises(KafkaClientError):
         consumer.seek(("other", 0), 0)
+
+
+def test_admin_reports_topics_groups_and_stable_ends() -> None:
+    """The fake admin: created vs existing topics, groups by prefix, read_committed ends."""
+    broker = FakeBroker()
+    admin = broker.admin()
+    assert admin.create_topics(["a", "b"], partitions=2, replication_factor=1, timeout_s=1) == {
+        "a": "created",
+        "b": "created",
+    }
+    assert admin.create_topics(["a"], partitions=2, replication_factor=1, timeout_s=1) == {
+        "a": "exists"
+    }
+    broker.create_topic("c")
+    broker.append("c", b"x")
+    producer = broker.producer(transactional_id="tx")
+    producer.init_transactions(1.0)
+    producer.begin_transaction()
+    produce_all(producer, [out("c", b"open")], timeout_s=1)
+    broker.commit_offsets("replay.1", {("a", 0): 1}, "sel")
+    assert admin.groups("replay.", 1.0) == ["replay.1"]
+    assert admin.group_offsets("replay.1", [("a", 0), ("a", 1)], 1.0)[("a", 0)].metadata == "sel"
+    # The open transaction's record is past the stable end (the log end is 2).
+    assert admin.end_offsets([("c", 0)], 1.0) == {("c", 0): 1}
+    assert broker.end(("c", 0), read_committed=False) == 2
