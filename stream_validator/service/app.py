@@ -27,7 +27,7 @@ from stream_validator.service.metrics import (
     ServiceMetrics,
     start_http_server,
 )
-from stream_validator.service.pipeline import BatchPlan
+from stream_validator.service.outputs import RouteDelivery
 from stream_validator.service.state import ServiceHooks, ServiceState
 
 log = logging.getLogger("stream_validator.service.app")
@@ -36,8 +36,15 @@ log = logging.getLogger("stream_validator.service.app")
 def metrics_hooks(metrics: ServiceMetrics) -> ServiceHooks:
     """Hooks that feed the service's events into Prometheus metrics."""
 
-    def on_batch(plan: BatchPlan, duration: float) -> None:
-        metrics.observe_batch(plan.route, plan.report, duration_seconds=duration, now=time.time())
+    def on_batch(delivered: RouteDelivery, duration: float) -> None:
+        metrics.observe_batch(
+            delivered.route,
+            delivered.plan.report,
+            duration_seconds=duration,
+            now=time.time(),
+            clean=delivered.clean,
+            dlq=delivered.dlq,
+        )
 
     def on_rebalance(event: str, partitions: list[tuple[str, int]]) -> None:
         metrics.inc_rebalance(event)
@@ -54,6 +61,7 @@ def metrics_hooks(metrics: ServiceMetrics) -> ServiceHooks:
         on_commit=metrics.set_last_commit,
         on_stats=metrics.update_from_librdkafka_stats,
         on_ready=metrics.set_ready,
+        on_hook_error=metrics.inc_hook_error,
     )
 
 

@@ -1,25 +1,23 @@
-"""What librdkafka calls back inside consume(), poll() and flush(): rebalances, statistics
-and errors. A fatal error is only recorded here; the loop stops on it."""
+"""What the Kafka clients call back inside consume(), poll() and flush(): rebalances,
+statistics and errors (as the adapter's plain values). A fatal error is only recorded here;
+the loop stops on it."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
 
-from confluent_kafka import Consumer, KafkaError, TopicPartition
-
 from stream_validator.codec import decode_json
-from stream_validator.errors import DecodeError
+from stream_validator.errors import DecodeError, KafkaErrorInfo
+from stream_validator.kafka.ports import UNKNOWN_TOPIC_OR_PART, UNREACHABLE
 from stream_validator.records import TopicPartitionKey
 from stream_validator.service.state import ServiceHooks, ServiceState
 
 log = logging.getLogger("stream_validator.service")
 
-_UNREACHABLE = (KafkaError._ALL_BROKERS_DOWN, KafkaError._TRANSPORT, KafkaError._RESOLVE)
-
 
 class ClientCallbacks:
-    """The service's librdkafka callbacks."""
+    """The service's client callbacks."""
 
     def __init__(
         self,
@@ -40,20 +38,17 @@ class ClientCallbacks:
         #: Set by a fatal client error; the loop stops with exit 1.
         self.fatal: str | None = None
 
-    def on_assign(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        keys = [(tp.topic, tp.partition) for tp in partitions]
+    def on_assign(self, keys: list[TopicPartitionKey]) -> None:
         log.info("partitions assigned", extra={"partitions": keys})
         self.hooks.on_rebalance("assigned", keys)
 
-    def on_revoke(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        keys = [(tp.topic, tp.partition) for tp in partitions]
+    def on_revoke(self, keys: list[TopicPartitionKey]) -> None:
         self._commit_pending("revoke")  # synchronous, before the partitions move on
         self._drop_partitions(keys)
         log.info("partitions revoked", extra={"partitions": keys})
         self.hooks.on_rebalance("revoked", keys)
 
-    def on_lost(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        keys = [(tp.topic, tp.partition) for tp in partitions]
+    def on_lost(self, keys: list[TopicPartitionKey]) -> None:
         self._drop_partitions(keys)  # never commit for lost partitions: another member owns them
         log.warning("partitions lost", extra={"partitions": keys})
         self.hooks.on_rebalance("lost", keys)
@@ -66,20 +61,20 @@ class ClientCallbacks:
         if isinstance(stats, dict):
             self.hooks.on_stats(stats)
 
-    def on_error(self, error: KafkaError, *, fatal_stops: bool = True) -> None:
-        text = self._safe(f"{error.name()}: {error.str()}")
-        if error.fatal() and fatal_stops:
+    def on_error(self, error: KafkaErrorInfo, *, fatal_stops: bool = True) -> None:
+        text = self._safe(error)
+        if error.fatal and fatal_stops:
             self.fatal = text
-        if error.code() in _UNREACHABLE:
+        if error.code in UNREACHABLE:
             self._set_ready(False)
         log.warning("kafka client error", extra={"error": text})
         self.state.last_error = text
 
-    def on_message_error(self, error: KafkaError) -> None:
-        text = self._safe(f"{error.name()}: {error.str()}")
-        if error.fatal():
+    def on_message_error(self, error: KafkaErrorInfo) -> None:
+        text = self._safe(error)
+        if error.fatal:
             self.fatal = text
-        elif error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+        elif error.code == UNKNOWN_TOPIC_OR_PART:
             log.warning("source topic not available yet", extra={"error": text})
         else:
             log.warning("consumer error", extra={"error": text})

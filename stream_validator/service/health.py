@@ -84,6 +84,7 @@ class HealthServer:
             "dlq": state.dlq,
             "failed_batches": state.failed_batches,
             "commits": state.commits,
+            "hook_errors": state.hook_errors,
             "last_error": state.last_error,
             "recent_batches": state.recent_events[-5:],
         }

@@ -1,46 +1,33 @@
-"""The streaming loop: consume micro-batches, validate per route, produce, then commit.
+"""The streaming loop: consume -> plan (pure) -> committer.submit -> outcome -> report.
 
-At-least-once: an input offset is committed only after every output of its batch
-(clean or DLQ) was acknowledged by the broker. When any output fails, nothing of
-the batch is committed: the consumer seeks back to the batch start and the batch
-is retried after a backoff (duplicates of outputs that did land are possible;
-losses are not). Records the broker refuses for good are isolated by re-reading the
-batch and become DLQ entries (``rejections.py``); exactly-once mode runs each batch in
-a transaction whose calls have deadlines (``transactions.py``).
+The committer (``commit.py``: at-least-once, or ``transactional.py``) owns produce ->
+acknowledgement -> offset commit and returns an ``Outcome``; this loop only reads it:
+report a delivered batch (``reporting.py``, counted from acknowledgements), rewind and back
+off after a failed one, re-read at once after refusals, halt when a record cannot go
+anywhere. The Kafka clients come from a ``ports.ClientFactory``: librdkafka in production,
+the in-memory fake broker in unit tests.
 """
 
 from __future__ import annotations
 
-import enum
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-
-from confluent_kafka import (
-    Consumer,
-    KafkaError,
-    KafkaException,
-    Message,
-    Producer,
-    TopicPartition,
-)
 
 from stream_validator import __version__
 from stream_validator.config.settings import RouteConfig, ServiceConfig, scrub
-from stream_validator.errors import FatalTransactionError, ProducerLostError, ServiceExit
-from stream_validator.kafka.clients import create_consumer, create_producer
-from stream_validator.kafka.messages import read_record
-from stream_validator.kafka.transactions import Transactions, committed_positions
+from stream_validator.errors import FatalTransactionError, KafkaClientError, ServiceExit
+from stream_validator.kafka.clients import ServiceClients
+from stream_validator.kafka.ports import ClientFactory, Consumed, Consumer
 from stream_validator.records import SourceRecord, TopicPartitionKey
 from stream_validator.service.callbacks import ClientCallbacks
-from stream_validator.service.delivery import BatchProducer, Deliveries
-from stream_validator.service.pipeline import RouteProcessor
+from stream_validator.service.commit import BatchOffsets, Committer, Outcome, Status
+from stream_validator.service.pipeline import BatchPlan, RouteProcessor
 from stream_validator.service.readiness import Readiness
-from stream_validator.service.rejections import Coordinates, Rejections, coordinates
-from stream_validator.service.replacements import Replacements
 from stream_validator.service.reporting import BatchReporter
+from stream_validator.service.setup import build_committer
 from stream_validator.service.state import ServiceHooks, ServiceState
 
 log = logging.getLogger("stream_validator.service")
@@ -48,12 +35,6 @@ log = logging.getLogger("stream_validator.service")
 # Re-reads to isolate refused records converge in two rounds per record; more in a row
 # means something else is wrong, so they count as failed batches from then on.
 _REREADS_BEFORE_FAILING = 5
-
-
-class _Outcome(enum.Enum):
-    DELIVERED = "delivered"
-    FAILED = "failed"
-    REREAD = "reread"  # refused records learnt; re-read the batch at once
 
 
 class StreamService:
@@ -66,12 +47,14 @@ class StreamService:
         hooks: ServiceHooks | None = None,
         state: ServiceState | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        clients: ClientFactory | None = None,
     ) -> None:
         self.config = config
         self.state = state or ServiceState()
         self._secrets = config.kafka.secrets()
         self._reporter = BatchReporter(hooks or ServiceHooks(), self.state, self._safe)
         self.hooks = self._reporter.hooks
+        self._clients = clients or ServiceClients(config)
         self._callbacks = ClientCallbacks(
             self.state,
             self.hooks,
@@ -92,17 +75,6 @@ class StreamService:
             for route in config.routes
         }
         self._topic_routes: dict[str, RouteConfig | None] = {}
-        self._uncommitted: dict[TopicPartitionKey, int] = {}
-        self._rejections = Rejections()
-        self._replacements = Replacements(
-            self._processors,
-            self._rejections,
-            consumer_group=config.kafka.group_id,
-            max_message_bytes=config.max_message_bytes,
-            clock=clock,
-        )
-        self._halt: str | None = None
-        self._producer_generation = 0
         self._failed_in_a_row = 0
         self._rereads_in_a_row = 0
         self._readiness = Readiness(
@@ -113,9 +85,7 @@ class StreamService:
             safe=self._safe,
         )
         self._consumer: Consumer | None = None
-        self._producer: Producer | None = None
-        self._batch_producer: BatchProducer | None = None
-        self._transactions: Transactions | None = None
+        self._committer: Committer | None = None
 
     # --- lifecycle ------------------------------------------------------------
 
@@ -130,368 +100,192 @@ class StreamService:
 
     def run(self) -> int:
         """Run until stopped; return the process exit code."""
-        self._consumer = create_consumer(
-            self.config, stats_cb=self._callbacks.on_stats, error_cb=self._callbacks.on_error
+        consumer = self._consumer = self._clients.consumer(
+            on_stats=self._callbacks.on_stats, on_error=self._callbacks.on_error
         )
-        if self.config.kafka.transactional_id:
-            self._transactions = Transactions(
-                self._new_producer, self._consumer, self._flush_timeout()
-            )
-            self._producer = self._transactions.producer
-        else:
-            self._producer = self._new_producer()
-        self._batch_producer = BatchProducer(
-            self._producer,
-            flush_timeout_s=self._flush_timeout(),
-            prepare=self._replacements.prepare,
-            replace_oversized=self._replacements.oversized,
-            produce_alone=self._rejections.produce_alone,
+        committer = self._committer = build_committer(
+            self.config,
+            self._clients,
+            consumer,
+            self._processors,
+            callbacks=self._callbacks,
+            stop=self._stop,
+            on_commit=self._committed,
+            heartbeat=self._heartbeat,
+            note_error=self._note_error,
             safe=self._safe,
+            clock=self._clock,
         )
         try:
-            if not self._readiness.wait_for_topics(self._producer, self._stop):
+            if not self._readiness.wait_for_topics(committer.producer, self._stop):
                 return ServiceExit.OK
-            if self._transactions is not None:
-                try:
-                    self._transactions.init()
-                except ProducerLostError as exc:
-                    if not self._replace_producer(exc):
-                        return ServiceExit.OK
+            if not committer.start():
+                return ServiceExit.OK
+            if self.config.kafka.transactional_id:
                 log.info(
                     "exactly-once mode: one transaction per batch",
                     extra={"transactional_id": self.config.kafka.transactional_id},
                 )
-            self._subscribe()
-            return self._loop()
+            self._subscribe(consumer)
+            return self._loop(consumer, committer)
         except FatalTransactionError as exc:
             log.error("fatal transaction error; stopping", extra={"error": self._safe(exc)})
             return ServiceExit.FATAL
         finally:
-            self._close()
+            self._close(consumer, committer)
 
-    def _new_producer(self) -> Producer:
-        """A producer whose errors count only while it is the current one."""
-        self._producer_generation += 1
-        generation = self._producer_generation
-
-        def on_error(error: KafkaError) -> None:
-            if generation == self._producer_generation:
-                # A transactional producer's fatal errors surface in its transactional calls,
-                # which decide between replacing it and stopping.
-                self._callbacks.on_error(error, fatal_stops=not self.config.kafka.transactional_id)
-
-        return create_producer(self.config, error_cb=on_error)
-
-    def _set_ready(self, ready: bool) -> None:
-        if self.state.ready != ready:
-            log.info("readiness changed", extra={"ready": ready})
-        self.state.ready = ready
-        self.hooks.on_ready(ready)
-
-    def _subscribe(self) -> None:
-        assert self._consumer is not None
-        topics: list[str] = []
-        for route in self.config.routes:
-            topics.extend(route.subscription())  # full-match, the rule routing uses
-        self._consumer.subscribe(
-            sorted(set(topics)),
+    def _subscribe(self, consumer: Consumer) -> None:
+        topics = sorted({t for route in self.config.routes for t in route.subscription()})
+        consumer.subscribe(
+            topics,  # full-match, the rule routing uses
             on_assign=self._callbacks.on_assign,
             on_revoke=self._callbacks.on_revoke,
             on_lost=self._callbacks.on_lost,
         )
         self._set_ready(True)
-        log.info(
-            "subscribed", extra={"topics": sorted(set(topics)), "group": self.config.kafka.group_id}
-        )
+        log.info("subscribed", extra={"topics": topics, "group": self.config.kafka.group_id})
 
-    def _loop(self) -> int:
-        assert self._consumer is not None
-        consumer = self._consumer
+    def _loop(self, consumer: Consumer, committer: Committer) -> int:
         while not self._stop.is_set():
-            self.state.last_loop = time.monotonic()
+            self._heartbeat()
             if self._callbacks.fatal is not None:
                 log.error("fatal Kafka error; stopping", extra={"error": self._callbacks.fatal})
                 return ServiceExit.FATAL
             try:
-                messages = consumer.consume(
-                    num_messages=self.config.batch_max_records,
-                    timeout=self.config.batch_timeout_s,
+                consumed = consumer.consume(
+                    self.config.batch_max_records, self.config.batch_timeout_s
                 )
-            except KafkaException as exc:  # only fatal consumer errors are raised here
+            except KafkaClientError as exc:  # only fatal consumer errors are raised here
                 log.error("consumer failed; stopping", extra={"error": self._safe(exc)})
                 return ServiceExit.FATAL
-            if not messages:
+            for error in consumed.errors:
+                self._callbacks.on_message_error(error.info)
+            if not consumed.records:
                 if not self.state.ready and self._failed_in_a_row == 0:
-                    assert self._producer is not None
-                    self._readiness.probe(self._producer)
+                    self._readiness.probe(committer.producer)
                 continue
-            outcome = self._process(messages)
-            if self._halt is not None:
-                log.error("halting: a record cannot be delivered", extra={"error": self._halt})
-                return ServiceExit.HALTED
-            if outcome is _Outcome.REREAD:
-                self._rereads_in_a_row += 1
-                if self._rereads_in_a_row <= _REREADS_BEFORE_FAILING:
-                    continue
-                outcome = _Outcome.FAILED
-            else:
-                self._rereads_in_a_row = 0
-            if outcome is _Outcome.FAILED:
-                self._failed_in_a_row += 1
-                self.state.failed_batches += 1
-                halt_after = self.config.halt_after_failed_batches
-                if halt_after and self._failed_in_a_row >= halt_after:
-                    log.error(
-                        "halting: batches keep failing to deliver; nothing was committed"
-                        " past the last delivered batch",
-                        extra={"failed_batches_in_a_row": self._failed_in_a_row},
-                    )
-                    return ServiceExit.HALTED
-                backoff = min(
-                    self.config.retry_backoff_s * 2 ** (self._failed_in_a_row - 1),
-                    self.config.retry_backoff_max_s,
-                )
-                self._stop.wait(backoff)
-            else:
-                self._failed_in_a_row = 0
+            started = time.perf_counter()
+            planned = self._plan(consumed)
+            if planned is None:
+                return ServiceExit.FATAL
+            outcome = committer.submit(*planned)
+            code = self._settle(consumer, outcome, time.perf_counter() - started)
+            if code is not None:
+                return code
         return ServiceExit.OK
 
-    def _close(self) -> None:
-        if self._transactions is not None:
-            try:
-                self._transactions.abort()  # only open after an error mid-batch
-            except (FatalTransactionError, ProducerLostError) as exc:
-                log.warning("abort at shutdown failed", extra={"error": self._safe(exc)})
-        if self._consumer is not None:
-            self._commit_pending("shutdown")
-            try:
-                self._consumer.close()  # leaves the group
-            except (KafkaException, RuntimeError) as exc:
-                log.warning("consumer close failed", extra={"error": self._safe(exc)})
-            self._consumer = None
-        if self._producer is not None:
-            try:
-                left = self._producer.flush(5.0)
-            except KafkaException as exc:  # a fatal producer error raises here
-                log.warning("producer flush at shutdown failed", extra={"error": self._safe(exc)})
-                left = 0
-            if left:
-                log.error(
-                    "producer closed with undelivered records (not committed)",
-                    extra={"undelivered": left},
-                )
-            self._producer = None
+    def _close(self, consumer: Consumer, committer: Committer) -> None:
+        committer.finish()  # commit what is pending / abort an open transaction
+        try:
+            consumer.close()  # leaves the group
+        except (KafkaClientError, RuntimeError) as exc:
+            log.warning("consumer close failed", extra={"error": self._safe(exc)})
+        try:
+            left = committer.producer.flush(5.0)
+        except KafkaClientError as exc:  # a fatal producer error raises here
+            log.warning("producer flush at shutdown failed", extra={"error": self._safe(exc)})
+            left = 0
+        if left:
+            log.error(
+                "producer closed with undelivered records (not committed)",
+                extra={"undelivered": left},
+            )
         self._set_ready(False)
 
     # --- one batch ------------------------------------------------------------
 
-    def _process(self, messages: list[Message]) -> _Outcome:
-        """Validate, produce and commit one consumed batch."""
-        started = time.perf_counter()
+    def _plan(self, consumed: Consumed) -> tuple[list[BatchPlan], BatchOffsets] | None:
+        """Group the records by route and plan each route batch (pure); None: no route."""
         first: dict[TopicPartitionKey, int] = {}
         after: dict[TopicPartitionKey, int] = {}
         by_route: dict[str, list[SourceRecord]] = {}
-        unreadable: dict[Coordinates, str] = {}
-        for message in messages:
-            error = message.error()
-            if error is not None:
-                self._callbacks.on_message_error(error)
-                continue
-            record, problem = read_record(message)
-            if problem is not None:
-                unreadable[coordinates(record)] = problem
-            tp = (record.topic, record.partition)
-            first.setdefault(tp, record.offset)
-            after[tp] = record.offset + 1
+        for record in consumed.records:
+            key = (record.topic, record.partition)
+            first.setdefault(key, record.offset)
+            after[key] = record.offset + 1
             route = self._route_for(record.topic)
             if route is None:
                 # Cannot happen with a consistent subscription; refuse to drop silently.
-                self._callbacks.fatal = f"record from topic {record.topic!r} matches no route"
-                self._seek(first)
-                return _Outcome.FAILED
+                self._note_error(f"record from topic {record.topic!r} matches no route")
+                log.error("fatal: a record matches no route; stopping")
+                return None
             by_route.setdefault(route.name, []).append(record)
-        if not by_route:
-            return _Outcome.DELIVERED  # only consumer errors (logged): nothing to commit
         validated_at = self._clock().isoformat()
         plans = [
-            self._processors[name].plan(records, validated_at=validated_at)
+            self._processors[name].plan(
+                records, validated_at=validated_at, unreadable_headers=consumed.unreadable_headers
+            )
             for name, records in by_route.items()
         ]
-        self._replacements.unreadable_headers = unreadable
-        assert self._batch_producer is not None
-        txn = self._transactions
-        try:
-            if txn is not None:
-                txn.begin()
-            deliveries = self._batch_producer.produce(plans)
-            if deliveries.rejected:
-                return self._reread_refused(deliveries, first)
-            if deliveries.failed or deliveries.pending:
-                self._delivery_failed(deliveries, first)
-                if txn is not None:
-                    # After a broker restart the old producer can stay stuck (its next
-                    # transactional call may never return); a new one's init aborts the
-                    # failed transaction, and the committed offsets say where to resume.
-                    raise ProducerLostError("outputs of the transaction failed")
-                return _Outcome.FAILED
-            self._reporter.report(plans, deliveries, time.perf_counter() - started)
-            if txn is not None:
-                aborted = txn.commit(after)
-                if aborted is not None:
-                    self._retry_batch("transaction aborted", [aborted], first)
-                    return _Outcome.FAILED
-        except ProducerLostError as exc:
-            if self._replace_producer(exc):
-                self._rewind_to_committed(first)
-            return _Outcome.FAILED
-        for route_name, latencies in deliveries.latencies.items():
-            self.hooks.on_clean_latencies(route_name, latencies)
-        self.state.batches += 1
-        self.state.records += sum(len(r) for r in by_route.values())
-        for (_, kind), count in deliveries.delivered.items():
-            if kind == "clean":
-                self.state.clean += count
-            else:
-                self.state.dlq += count
-        self._rejections.forget(after)
-        if txn is None:
-            self._uncommitted.update(after)
-            self._commit_pending("batch")
-        else:
-            self.state.commits += 1
-            self.hooks.on_commit(time.time())
-        if not self.state.ready:
-            self._set_ready(True)
-        return _Outcome.DELIVERED
+        return plans, BatchOffsets(first, after)
 
-    def _reread_refused(
-        self, deliveries: Deliveries, first: dict[TopicPartitionKey, int]
-    ) -> _Outcome:
-        """The broker refused records for good: learn which, and re-read the batch."""
-        dead_end = self._rejections.learn(deliveries.rejected)
-        self._seek(first)
-        if self._transactions is not None:
-            self._transactions.abort()
-        if dead_end is not None:
-            src = dead_end.source
-            self._halt = self._safe(
-                f"the DLQ topic {dead_end.topic} refused the DLQ entry of {src.topic}"
-                f" [{src.partition}] @{src.offset}: {dead_end.reason}; nothing was committed"
-                " past it"
-            )
-            self._note_error(self._halt)
-            return _Outcome.FAILED
-        log.warning(
-            "the broker refused records for good; re-reading the batch to isolate them",
-            extra={
-                "refused": len(deliveries.rejected),
-                "examples": [
-                    f"{r.topic} <- {r.source.topic} [{r.source.partition}] @{r.source.offset}:"
-                    f" {r.reason}"
-                    for r in deliveries.rejected[:3]
-                ],
-            },
-        )
-        return _Outcome.REREAD
+    def _settle(self, consumer: Consumer, outcome: Outcome, duration: float) -> int | None:
+        """Act on the committer's outcome; an exit code when the loop must stop."""
+        self._seek(consumer, outcome.rewind)
+        if outcome.status is Status.DELIVERED:
+            self._reporter.report(outcome, duration)
+            self._failed_in_a_row = self._rereads_in_a_row = 0
+            if not self.state.ready:
+                self._set_ready(True)
+            return None
+        if outcome.status is Status.HALTED:
+            self._note_error(outcome.reason or "halted")
+            log.error("halting: a record cannot be delivered", extra={"error": outcome.reason})
+            return ServiceExit.HALTED
+        if outcome.status is Status.REREAD:
+            self._rereads_in_a_row += 1
+            if self._rereads_in_a_row <= _REREADS_BEFORE_FAILING:
+                return None
+        return self._failed(outcome)
 
-    def _replace_producer(self, exc: ProducerLostError) -> bool:
-        """The transactional producer is stuck or broken: fence it with a new one; False if
-        stopped first."""
-        txn = self._transactions
-        assert txn is not None and self._batch_producer is not None
-        self._note_error(f"abandoning the transactional producer: {exc}")
-        log.error("transactional producer lost; replacing it", extra={"error": str(exc)})
-        if not txn.recover(
-            self._stop,
-            self.config.retry_backoff_s,
-            self.config.retry_backoff_max_s,
-            heartbeat=self._heartbeat,
-        ):
-            return False
-        self._producer = self._batch_producer.producer = txn.producer
-        log.info("new transactional producer ready; re-reading from the committed offsets")
-        return True
-
-    def _rewind_to_committed(self, first: dict[TopicPartitionKey, int]) -> None:
-        """Seek to the committed offsets: the fenced transaction may have committed or not."""
-        assert self._consumer is not None
-        backoff = self.config.retry_backoff_s
-        while not self._stop.is_set():
-            self._heartbeat()
-            try:
-                positions = committed_positions(
-                    self._consumer, first, self.config.startup_check_timeout_s
-                )
-            except KafkaException as exc:
-                self._note_error(f"cannot read the committed offsets: {exc}")
-                self._stop.wait(backoff)
-                backoff = min(backoff * 2, self.config.retry_backoff_max_s)
-                continue
-            self._seek(positions)
-            return
-
-    def _flush_timeout(self) -> float:
-        kafka = self.config.kafka
-        timeout_ms = kafka.producer.get(
-            "message.timeout.ms", kafka.settings.get("message.timeout.ms", 30000)
-        )
-        return float(timeout_ms) / 1000.0 + 5.0
-
-    def _delivery_failed(self, deliveries: Deliveries, first: dict[TopicPartitionKey, int]) -> None:
-        for output, _ in deliveries.failed:
-            owner = next(
-                (
-                    p.route.name
-                    for p in self._processors.values()
-                    if output.topic in (p.route.clean_topic, p.route.dlq_topic)
-                ),
-                "?",
-            )
-            self.hooks.on_delivery_failure(owner, output.kind)
-        reasons = sorted({reason for _, reason in deliveries.failed})
-        self._retry_batch(
-            f"{len(deliveries.failed)} outputs failed, {deliveries.pending} unacknowledged",
-            reasons,
-            first,
-        )
-
-    def _retry_batch(
-        self, what: str, reasons: list[str], first: dict[TopicPartitionKey, int]
-    ) -> None:
-        """Nothing of the batch was committed: rewind to its start so it is read again."""
-        self._note_error(f"{what}: {'; '.join(reasons)[:500]}")
+    def _failed(self, outcome: Outcome) -> int | None:
+        """Nothing of the batch was committed: back off, then it is read again."""
+        for route, kind, _ in outcome.failed:
+            self.hooks.on_delivery_failure(route, kind)
+        self._failed_in_a_row += 1
+        self.state.failed_batches += 1
+        self._note_error(outcome.reason or "batch not delivered")
         log.error(
             "batch not committed; retrying the batch",
-            extra={"problem": what, "reasons": reasons[:5], "attempt": self._failed_in_a_row + 1},
+            extra={"problem": outcome.reason, "attempt": self._failed_in_a_row},
         )
-        self._set_ready(False)
-        self._seek(first)
+        halt_after = self.config.halt_after_failed_batches
+        if halt_after and self._failed_in_a_row >= halt_after:
+            log.error(
+                "halting: batches keep failing to deliver; nothing was committed"
+                " past the last delivered batch",
+                extra={"failed_batches_in_a_row": self._failed_in_a_row},
+            )
+            return ServiceExit.HALTED
+        backoff = min(
+            self.config.retry_backoff_s * 2 ** (self._failed_in_a_row - 1),
+            self.config.retry_backoff_max_s,
+        )
+        self._stop.wait(backoff)
+        return None
 
-    def _seek(self, first: dict[TopicPartitionKey, int]) -> None:
-        assert self._consumer is not None
-        for (topic, partition), offset in first.items():
+    def _seek(self, consumer: Consumer, positions: Mapping[TopicPartitionKey, int]) -> None:
+        for key, offset in positions.items():
             try:
-                self._consumer.seek(TopicPartition(topic, partition, offset))
-            except KafkaException as exc:
+                consumer.seek(key, offset)
+            except KafkaClientError as exc:
                 # Partition revoked meanwhile: its new owner resumes from the last commit.
                 log.warning(
                     "seek back failed",
-                    extra={"topic": topic, "partition": partition, "error": self._safe(exc)},
+                    extra={"topic": key[0], "partition": key[1], "error": self._safe(exc)},
                 )
 
+    # --- helpers ----------------------------------------------------------------
+
     def _commit_pending(self, reason: str) -> None:
-        if not self._uncommitted or self._consumer is None:
-            return
-        offsets = [TopicPartition(t, p, o) for (t, p), o in sorted(self._uncommitted.items())]
-        try:
-            self._consumer.commit(offsets=offsets, asynchronous=False)
-        except KafkaException as exc:
-            log.warning(
-                "commit failed; will retry with the next batch",
-                extra={"reason": reason, "error": self._safe(exc)},
-            )
-            return
-        self._uncommitted.clear()
+        if self._committer is not None:
+            self._committer.commit_pending(reason)
+
+    def _drop_partitions(self, keys: list[TopicPartitionKey]) -> None:
+        if self._committer is not None:
+            self._committer.drop(keys)
+
+    def _committed(self) -> None:
         self.state.commits += 1
         self.hooks.on_commit(time.time())
 
@@ -499,12 +293,11 @@ class StreamService:
         """The loop is alive (liveness), also while it waits for the broker to come back."""
         self.state.last_loop = time.monotonic()
 
-    def _drop_partitions(self, keys: list[TopicPartitionKey]) -> None:
-        for key in keys:
-            self._uncommitted.pop(key, None)
-        self._rejections.forget_partitions(keys)
-
-    # --- helpers ----------------------------------------------------------------
+    def _set_ready(self, ready: bool) -> None:
+        if self.state.ready != ready:
+            log.info("readiness changed", extra={"ready": ready})
+        self.state.ready = ready
+        self.hooks.on_ready(ready)
 
     def _route_for(self, topic: str) -> RouteConfig | None:
         if topic not in self._topic_routes:

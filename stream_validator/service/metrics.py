@@ -34,11 +34,11 @@ from stream_validator.labels import (
     LabelBudget,
     choice,
     config_label,
-    is_config_label,
     is_count,
     is_number,
 )
 from stream_validator.service.httpbound import MAX_CONNECTIONS, BoundedHandler, BoundedWSGIServer
+from stream_validator.service.lagstats import consumer_lags
 from stream_validator.verify import SchemaContractValidationReport, ViolationKind
 
 # CollectorRegistry is re-exported so the app can build a registry without importing
@@ -57,6 +57,10 @@ __all__ = [
 
 REBALANCE_EVENTS = frozenset({"assigned", "revoked", "lost"})
 OUTPUTS = frozenset({"clean", "dlq"})
+HOOKS = frozenset(
+    {"on_batch", "on_clean_latencies", "on_delivery_failure", "on_truncated", "on_rebalance",
+     "on_commit", "on_stats", "on_ready", "batch report"}
+)  # fmt: skip
 VIOLATION_KINDS = frozenset(str(kind) for kind in ViolationKind)
 MAX_DECLARED_FIELD_LABELS = 1000
 
@@ -67,8 +71,6 @@ BATCH_DURATION_BUCKETS = (
 LATENCY_BUCKETS = (
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
 )  # fmt: skip
-
-_NOT_FETCHING = frozenset({"none", "stopping", "stopped"})
 
 
 class MetricsServer(NamedTuple):
@@ -207,6 +209,9 @@ class ServiceMetrics:
             "stream_validator_last_commit_timestamp_seconds", "Time of the last offset commit."
         )
         self._ready = gauge("stream_validator_ready", "1 when consuming, else 0.")
+        self._hook_errors = counter(
+            "stream_validator_hook_errors_total", "Failed metrics/report hooks.", ["hook"]
+        )
         for event in sorted(REBALANCE_EVENTS):
             self._rebalances.labels(event)
 
@@ -244,11 +249,21 @@ class ServiceMetrics:
         *,
         duration_seconds: float,
         now: float,
+        clean: int | None = None,
+        dlq: int | None = None,
     ) -> None:
-        """Record one validated micro-batch: counts, violations, null rates and drift."""
+        """Record one micro-batch: counts, violations, null rates and drift.
+
+        ``clean``/``dlq``: the records delivered to each (the service passes what was
+        acknowledged); by default the report's valid and quarantined counts.
+        """
         route = config_label("route", route)
         contract = config_label("contract", report.contract_name)
         _check_report(report)
+        valid = report.valid_count if clean is None else clean
+        quarantined = report.quarantined_count if dlq is None else dlq
+        if not (is_count(valid) and is_count(quarantined)):
+            raise ValueError(f"clean and dlq must be ints >= 0, got {clean!r}, {dlq!r}")
         if not is_number(duration_seconds) or duration_seconds < 0:
             raise ValueError(
                 f"duration_seconds must be a finite number >= 0, got {duration_seconds!r}"
@@ -257,8 +272,8 @@ class ServiceMetrics:
             raise ValueError(f"now must be a finite timestamp, got {now!r}")
         with self._lock:
             self._consumed.labels(route, contract).inc(report.total_records)
-            self._valid.labels(route, contract).inc(report.valid_count)
-            self._quarantined.labels(route, contract).inc(report.quarantined_count)
+            self._valid.labels(route, contract).inc(valid)
+            self._quarantined.labels(route, contract).inc(quarantined)
             self._batches.labels(route, contract).inc()
             self._batch_size.labels(route).observe(report.total_records)
             self._batch_duration.labels(route).observe(duration_seconds)
@@ -322,22 +337,11 @@ class ServiceMetrics:
         fetches (``desired`` false or ``fetch_state`` none/stopping/stopped) loses its
         series: librdkafka keeps reporting a stale, frozen lag for revoked partitions.
         """
-        topics = stats.get("topics")
-        if not isinstance(topics, Mapping):
-            return
-        for topic, topic_stats in topics.items():
-            partitions = topic_stats.get("partitions") if isinstance(topic_stats, Mapping) else None
-            if not is_config_label(topic) or not isinstance(partitions, Mapping):
-                continue
-            for key, partition_stats in partitions.items():
-                partition = _parse_partition(key)
-                if partition is None or not isinstance(partition_stats, Mapping):
-                    continue
-                lag = partition_stats.get("consumer_lag")
-                if not _is_fetching(partition_stats):
-                    self._lag.remove(topic, str(partition))
-                elif is_count(lag):
-                    self._lag.labels(topic, str(partition)).set(lag)
+        for topic, partition, lag in consumer_lags(stats):
+            if lag is None:
+                self._lag.remove(topic, str(partition))
+            else:
+                self._lag.labels(topic, str(partition)).set(lag)
 
     def inc_rebalance(self, event: str) -> None:
         """Count a rebalance callback: assigned, revoked or lost."""
@@ -358,6 +362,10 @@ class ServiceMetrics:
             raise ValueError(f"timestamp must be a finite number, got {timestamp!r}")
         self._last_commit.set(timestamp)
 
+    def inc_hook_error(self, hook: str) -> None:
+        """Count a hook (or the batch report) that raised; the loop went on."""
+        self._hook_errors.labels(choice("hook", hook, HOOKS)).inc()
+
     def set_ready(self, ready: bool) -> None:
         """Publish readiness: 1 while consuming with partitions assigned, else 0."""
         self._ready.set(1 if ready else 0)
@@ -367,21 +375,6 @@ class ServiceMetrics:
         if first:
             self._first_seen.labels(contract, label).set(now)
         return label
-
-
-def _parse_partition(key: object) -> int | None:
-    # JSON object keys are strings; "-1" (librdkafka's internal partition) is rejected here.
-    if isinstance(key, str) and key.isascii() and key.isdigit():
-        return int(key)
-    return None
-
-
-def _is_fetching(partition_stats: Mapping[str, Any]) -> bool:
-    # Missing keys count as fetching, so a trimmed stats document still reports lag.
-    return (
-        partition_stats.get("desired") is not False
-        and partition_stats.get("fetch_state") not in _NOT_FETCHING
-    )
 
 
 def _check_report(report: SchemaContractValidationReport) -> None:

@@ -1,13 +1,15 @@
 """PURE routing: one route's micro-batch in, the records to produce out.
 
-No Kafka here: the Kafka loop turns messages into SourceRecords, asks a
-RouteProcessor for a BatchPlan, produces ``plan.outputs`` in order and commits
-only once every output was acknowledged.
+No Kafka here: the loop hands the adapter's SourceRecords to a RouteProcessor, gets a
+BatchPlan and gives it to the committer (``commit.py``), which produces ``plan.outputs`` in
+order and commits only once every output was acknowledged. The plan says what *should* go
+where; what was delivered (after oversized and delivery_rejected conversions) is the
+committer's ``Outcome``, and that is what gets counted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -94,8 +96,19 @@ class RouteProcessor:
         self._validator_version = validator_version
         self._max_message_bytes = max_message_bytes
 
-    def plan(self, records: Sequence[SourceRecord], *, validated_at: str) -> BatchPlan:
-        """Validate the batch and return every output, in source order."""
+    def plan(
+        self,
+        records: Sequence[SourceRecord],
+        *,
+        validated_at: str,
+        unreadable_headers: Mapping[tuple[str, int, int], str] | None = None,
+    ) -> BatchPlan:
+        """Validate the batch and return every output, in source order.
+
+        ``unreadable_headers``: records whose headers the Kafka client could not read, and
+        why; a valid one goes to the DLQ as ``undecodable`` (field ``headers``), since
+        forwarding it would drop its headers silently.
+        """
         route = self.route
         report = self.verifier.validate_payloads([r.value for r in records])
         dlq_violations: dict[int, list[Violation]] = {
@@ -116,9 +129,13 @@ class RouteProcessor:
             validator_version=self._validator_version,
             validated_at=validated_at,
         )
+        unreadable = unreadable_headers or {}
         outputs: list[OutputRecord] = []
         for index, record in enumerate(records):
             violations = dlq_violations.get(index)
+            problem = unreadable.get((record.topic, record.partition, record.offset))
+            if violations is None and problem is not None:
+                violations = [Violation("headers", ViolationKind.UNDECODABLE, problem)]
             if violations is None:
                 outputs.append(
                     OutputRecord(

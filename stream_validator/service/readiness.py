@@ -7,10 +7,9 @@ import threading
 import time
 from collections.abc import Callable
 
-from confluent_kafka import KafkaException, Producer
-
 from stream_validator.config.settings import ServiceConfig
-from stream_validator.kafka.topics import missing_topics
+from stream_validator.errors import KafkaClientError
+from stream_validator.kafka.ports import Producer, missing_topics
 from stream_validator.service.state import ServiceState
 
 log = logging.getLogger("stream_validator.service")
@@ -48,10 +47,12 @@ class Readiness:
             try:
                 missing = set(
                     missing_topics(
-                        producer, self._outputs | self._sources, config.startup_check_timeout_s
+                        producer,
+                        sorted(self._outputs | self._sources),
+                        config.startup_check_timeout_s,
                     )
                 )
-            except KafkaException as exc:
+            except KafkaClientError as exc:
                 self._note_error(f"broker not reachable yet: {exc}")
             else:
                 if missing & self._sources:
@@ -74,8 +75,10 @@ class Readiness:
             return
         self._last_probe = now
         try:
-            missing = missing_topics(producer, self._outputs, self._config.startup_check_timeout_s)
-        except KafkaException as exc:
+            missing = missing_topics(
+                producer, sorted(self._outputs), self._config.startup_check_timeout_s
+            )
+        except KafkaClientError as exc:
             self._state.last_error = self._safe(f"broker not reachable: {exc}")
             return
         if missing:

@@ -1,4 +1,5 @@
-"""Record-level delivery errors that retrying cannot fix.
+"""Record-level delivery errors that retrying cannot fix (``kafka.io`` classifies them:
+``Status.REFUSED``, codes in ``kafka.ports.RECORD_REJECTIONS``).
 
 The broker refuses some records for good: too large for the topic's ``max.message.bytes``,
 a timestamp outside its ``message.timestamp.*`` window, a record its validation rejects
@@ -18,21 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from confluent_kafka import KafkaError
-
 from stream_validator.records import SourceRecord
-
-# librdkafka codes meaning "this record, as it is, will never be accepted".
-RECORD_REJECTIONS = frozenset(
-    {
-        KafkaError.MSG_SIZE_TOO_LARGE,  # broker MESSAGE_TOO_LARGE, or the client's own check
-        KafkaError.INVALID_MSG_SIZE,
-        KafkaError.RECORD_LIST_TOO_LARGE,
-        KafkaError.INVALID_TIMESTAMP,
-        KafkaError.INVALID_RECORD,
-        KafkaError._INVALID_DIFFERENT_RECORD,  # a batchmate of an invalid record
-    }
-)
 
 Coordinates = tuple[str, int, int]
 

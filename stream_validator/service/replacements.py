@@ -1,4 +1,7 @@
-"""Outputs that cannot go where the plan sent them become DLQ entries instead."""
+"""Outputs that cannot go where the plan sent them become DLQ entries instead: a clean
+record the broker refused alone (``delivery_rejected``) or one that key and headers push past
+the client's size limit (``oversized``). The plan stays pure; the committer's outcome says
+what was actually delivered."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from stream_validator import __version__
 from stream_validator.dlq import EnvelopeContext
 from stream_validator.records import OutputRecord
 from stream_validator.service.pipeline import BatchPlan, RouteProcessor
-from stream_validator.service.rejections import Coordinates, Rejections, coordinates
+from stream_validator.service.rejections import Rejections
 from stream_validator.verify import Violation, ViolationKind
 
 
@@ -30,16 +33,11 @@ class Replacements:
         self._consumer_group = consumer_group
         self._max_message_bytes = max_message_bytes
         self._clock = clock
-        #: Records of the current batch whose headers could not be read, and why.
-        self.unreadable_headers: dict[Coordinates, str] = {}
 
     def prepare(self, plan: BatchPlan, output: OutputRecord) -> OutputRecord:
         """The output to produce: a DLQ entry for a clean record that cannot be forwarded."""
         if output.kind != "clean":
             return output
-        problem = self.unreadable_headers.get(coordinates(output.source))
-        if problem is not None:
-            return self._dlq(plan, output, Violation("headers", ViolationKind.UNDECODABLE, problem))
         refused = self._rejections.rejected(output.source)
         if refused is not None:
             violation = Violation(

@@ -1,13 +1,18 @@
-"""Batch events, metrics hooks and /status bookkeeping: they run between delivery and commit,
-so a failure among them is logged once per hook, counted, and never raised into the loop."""
+"""Batch events, metrics hooks and /status bookkeeping, fed from the committer's Outcome.
+
+They run only for a delivered batch, once per record (a retried batch is reported when it is
+finally delivered, never before), and count what was acknowledged: the clean and DLQ outputs
+after oversized and delivery_rejected conversions, not the verifier's verdict. A failure
+among them is logged once per hook, counted, and never raised into the loop.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 
-from stream_validator.service.delivery import Deliveries
-from stream_validator.service.pipeline import BatchPlan
+from stream_validator.service.commit import Outcome
 from stream_validator.service.state import ServiceHooks, ServiceState, guarded
 
 log = logging.getLogger("stream_validator.service")
@@ -24,26 +29,38 @@ class BatchReporter:
         self._safe = safe
         self._logged: set[str] = set()
 
-    def report(self, plans: list[BatchPlan], deliveries: Deliveries, duration: float) -> None:
-        """One event per route batch (log, /status, metrics), counted from what was delivered."""
+    def report(self, outcome: Outcome, duration: float) -> None:
+        """One event per route batch (log, /status, metrics) and the /status counters."""
+        state = self.state
+        state.batches += 1
+        for delivered in outcome.routes:
+            state.records += delivered.clean + delivered.dlq
+            state.clean += delivered.clean
+            state.dlq += delivered.dlq
         try:
-            for plan in plans:
-                event = plan.event() | {
-                    "clean_out": deliveries.delivered.get((plan.route, "clean"), 0),
-                    "dlq_out": deliveries.delivered.get((plan.route, "dlq"), 0),
+            for delivered in outcome.routes:
+                event = delivered.plan.event() | {
+                    "clean_out": delivered.clean,
+                    "dlq_out": delivered.dlq,
+                    "truncated_envelopes": delivered.truncated,
+                    "converted_to_dlq": delivered.replaced,
                     "duration_ms": round(duration * 1000, 3),
                 }
                 log.info("batch", extra={k: v for k, v in event.items() if k != "event"})
-                self.state.remember(event)
-                self.hooks.on_batch(plan, duration)
-                for _ in range(sum(1 for out in plan.outputs if out.truncated)):
-                    self.hooks.on_truncated(plan.route)
+                state.remember(event)
+                self.hooks.on_batch(delivered, duration)
+                for _ in range(delivered.truncated):
+                    self.hooks.on_truncated(delivered.route)
+                if delivered.latencies:
+                    self.hooks.on_clean_latencies(delivered.route, delivered.latencies)
         except Exception as exc:
             self.failed("batch report", exc)
 
     def failed(self, name: str, exc: Exception) -> None:
         """A hook or the batch report raised: count it, log it once per hook."""
         self.state.hook_errors += 1
+        with contextlib.suppress(Exception):  # counted above; nothing more to do
+            self.hooks.on_hook_error(name)
         if name in self._logged:
             return
         self._logged.add(name)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from stream_validator.records import TopicPartitionKey
-from stream_validator.service.pipeline import BatchPlan
+from stream_validator.service.outputs import RouteDelivery
 
 
 def _noop(*_: Any) -> None:
@@ -17,9 +17,13 @@ def _noop(*_: Any) -> None:
 
 @dataclass
 class ServiceHooks:
-    """Callbacks the app wires to metrics; every one defaults to doing nothing."""
+    """Callbacks the app wires to metrics; every one defaults to doing nothing.
 
-    on_batch: Callable[[BatchPlan, float], None] = _noop
+    ``on_batch`` gets what a route batch *delivered* (once it is committed), never the plan:
+    a retried batch is reported once. ``on_hook_error`` is told which hook failed; it is not
+    guarded (its own failure is swallowed)."""
+
+    on_batch: Callable[[RouteDelivery, float], None] = _noop
     on_clean_latencies: Callable[[str, list[float]], None] = _noop
     on_delivery_failure: Callable[[str, str], None] = _noop
     on_truncated: Callable[[str], None] = _noop
@@ -27,6 +31,7 @@ class ServiceHooks:
     on_commit: Callable[[float], None] = _noop
     on_stats: Callable[[Mapping[str, Any]], None] = _noop
     on_ready: Callable[[bool], None] = _noop
+    on_hook_error: Callable[[str], None] = _noop
 
 
 def guarded(hooks: ServiceHooks, failed: Callable[[str, Exception], None]) -> ServiceHooks:
@@ -42,7 +47,9 @@ def guarded(hooks: ServiceHooks, failed: Callable[[str, Exception], None]) -> Se
 
         return call
 
-    return replace(hooks, **{f.name: wrap(f.name, getattr(hooks, f.name)) for f in fields(hooks)})
+    wrapped = {f.name: wrap(f.name, getattr(hooks, f.name)) for f in fields(hooks)}
+    wrapped["on_hook_error"] = hooks.on_hook_error
+    return replace(hooks, **wrapped)
 
 
 @dataclass

@@ -155,6 +155,31 @@ def test_observe_batch_counts_records(metrics: ServiceMetrics, registry: Collect
     assert value(registry, "stream_validator_batches_total", **labels) == 2
 
 
+def test_observe_batch_counts_delivered_outputs_when_given(
+    metrics: ServiceMetrics, registry: CollectorRegistry
+) -> None:
+    """clean/dlq (what was delivered) override the verdict: a valid record sent to the DLQ
+    (null-ceiling quarantine, oversized) counts as quarantined, not valid."""
+    rep = report(total=10, valid=10, quarantined=0)
+    metrics.observe_batch("ticks", rep, duration_seconds=0.01, now=NOW, clean=0, dlq=10)
+    labels = {"route": "ticks", "contract": "tick"}
+    assert value(registry, "stream_validator_records_valid_total", **labels) == 0
+    assert value(registry, "stream_validator_records_quarantined_total", **labels) == 10
+    with pytest.raises(ValueError, match="clean and dlq"):
+        metrics.observe_batch("ticks", rep, duration_seconds=0.01, now=NOW, clean=-1, dlq=0)
+
+
+def test_hook_errors_are_counted_per_hook(
+    metrics: ServiceMetrics, registry: CollectorRegistry
+) -> None:
+    """A failing hook is counted under its name; unknown names are refused."""
+    metrics.inc_hook_error("on_batch")
+    metrics.inc_hook_error("batch report")
+    assert value(registry, "stream_validator_hook_errors_total", hook="on_batch") == 1
+    with pytest.raises(ValueError):
+        metrics.inc_hook_error("symbol=AAPL")
+
+
 def test_observe_batch_fills_size_and_duration_histograms(
     metrics: ServiceMetrics, registry: CollectorRegistry
 ) -> None:

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from confluent_kafka import KafkaError
-
-from stream_validator.records import OutputRecord, SourceRecord
-from stream_validator.service.delivery import Deliveries
+from stream_validator.records import SourceRecord
 from stream_validator.service.rejections import Rejection, Rejections
 
 
@@ -54,19 +51,3 @@ def test_forget_partitions_drops_everything_of_a_revoked_partition() -> None:
     rejections.learn([refusal(3, alone=True)])
     rejections.forget_partitions([("src", 0)])
     assert not rejections.produce_alone(record(3))
-
-
-def output(offset: int) -> OutputRecord:
-    return OutputRecord("clean", "clean-topic", b"k", b"{}", [], None, record(offset))
-
-
-def test_deliveries_sort_record_level_errors_from_the_rest() -> None:
-    """Record-level codes become rejections; a timeout stays an ordinary failure."""
-    deliveries = Deliveries()
-    too_large = KafkaError(KafkaError.MSG_SIZE_TOO_LARGE)
-    innocent = KafkaError(KafkaError._INVALID_DIFFERENT_RECORD)
-    deliveries.fail(output(1), too_large, "too large", alone=False)
-    deliveries.fail(output(2), innocent, "batchmate", alone=False)
-    deliveries.fail(output(3), KafkaError(KafkaError._MSG_TIMED_OUT), "timed out", alone=False)
-    assert [r.source.offset for r in deliveries.rejected] == [1, 2]
-    assert [o.source.offset for o, _ in deliveries.failed] == [3]

@@ -1,0 +1,115 @@
+"""The service loop on the in-memory broker: config, harness and counts for unit tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from stream_validator.config.settings import ServiceConfig, config_from_mapping
+from stream_validator.kafka.fake import FakeBroker, FakeClients
+from stream_validator.records import SourceRecord
+from stream_validator.service.app import metrics_hooks
+from stream_validator.service.loop import StreamService
+from stream_validator.service.metrics import CollectorRegistry, ServiceMetrics
+from stream_validator.service.state import ServiceHooks, ServiceState
+
+from .test_pipeline import TICK, tick
+
+__all__ = ["Harness", "service_config", "tick"]
+
+GROUP = "svc"
+
+
+def service_config(
+    *, policy: str = "alert", transactional: bool = False, **service: object
+) -> ServiceConfig:
+    """One route src -> clean | dlq with the tick contract; tiny backoffs."""
+    kafka: dict[str, Any] = {"group_id": GROUP}
+    if transactional:
+        kafka["transactional_id"] = "svc-0"
+    return config_from_mapping(
+        {
+            "kafka": kafka,
+            "batch": {"max_records": 10, "timeout_s": 0.01},
+            "service": {"retry_backoff_s": 0.001, "retry_backoff_max_s": 0.001, **service},
+            "metrics": {"enabled": False},
+            "routes": [
+                {
+                    "name": "ticks",
+                    "source_topics": ["src"],
+                    "contract": str(TICK),
+                    "clean_topic": "clean",
+                    "dlq_topic": "dlq",
+                    "on_null_ceiling_breach": policy,
+                }
+            ],
+        }
+    )
+
+
+@dataclass
+class Harness:
+    """A FakeBroker with src/clean/dlq topics and a StreamService that stops when idle."""
+
+    config: ServiceConfig
+    broker: FakeBroker = field(default_factory=FakeBroker)
+    hooks: ServiceHooks | None = None
+    partitions: int = 1
+    registry: CollectorRegistry = field(default_factory=CollectorRegistry)
+    state: ServiceState = field(default_factory=ServiceState)
+    events: list[tuple[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.broker.create_topic("src", self.partitions)
+        self.broker.create_topic("clean", self.partitions)
+        self.broker.create_topic("dlq", self.partitions)
+        self.metrics = ServiceMetrics(self.registry)
+        self.clients = FakeClients(
+            self.broker,
+            GROUP,
+            transactional_id=self.config.kafka.transactional_id,
+            message_max_bytes=self.config.max_message_bytes,
+            on_idle=self.idle,
+        )
+        self.service = StreamService(
+            self.config,
+            hooks=self.hooks or metrics_hooks(self.metrics),
+            state=self.state,
+            clients=self.clients,
+        )
+        self.on_idle: Callable[[], None] = self.service.stop
+
+    def idle(self) -> None:
+        self.on_idle()
+
+    def feed(self, values: list[bytes | None], partition: int = 0) -> list[SourceRecord]:
+        """Append source records (keyed by position) to one partition."""
+        return [
+            self.broker.append("src", v, key=f"k{i}".encode(), partition=partition)
+            for i, v in enumerate(values)
+        ]
+
+    def run(self) -> int:
+        """Run the service until the source is drained (or it stops by itself)."""
+        return self.service.run()
+
+    def topic(self, name: str) -> list[SourceRecord]:
+        """What a read_committed reader of the topic sees."""
+        return self.broker.records(name)
+
+    def counter(self, name: str, **labels: str) -> float:
+        """A metric's value (0 when absent)."""
+        value = self.registry.get_sample_value(
+            name, labels or {"route": "ticks", "contract": "tick"}
+        )
+        return value or 0.0
+
+    def counts(self) -> Mapping[str, float]:
+        """valid/quarantined counters next to the clean/DLQ topics' record counts."""
+        return {
+            "valid_total": self.counter("stream_validator_records_valid_total"),
+            "quarantined_total": self.counter("stream_validator_records_quarantined_total"),
+            "clean_topic": len(self.topic("clean")),
+            "dlq_topic": len(self.topic("dlq")),
+        }

@@ -1,0 +1,43 @@
+"""Metrics, /status and batch events count what was delivered, under both null-ceiling
+policies and in both delivery modes (the quarantine policy used to count DLQ records as
+valid)."""
+
+from __future__ import annotations
+
+import pytest
+
+from stream_validator.errors import ServiceExit
+
+from .fakeservice import Harness, service_config, tick
+
+
+def mixed_batch() -> list[bytes | None]:
+    """10 records: a null bid (above the 1% ceiling), an invalid price, 8 good ones."""
+    values: list[bytes | None] = [tick(i) for i in range(10)]
+    values[3] = tick(3, bid=None)
+    values[6] = tick(6, price=-1.0)
+    return values
+
+
+@pytest.mark.parametrize("transactional", [False, True], ids=["at-least-once", "exactly-once"])
+@pytest.mark.parametrize(
+    ("policy", "clean", "dlq"),
+    [("alert", 9, 1), ("quarantine", 0, 10)],
+    ids=["alert", "quarantine"],
+)
+def test_counters_equal_the_topics(policy: str, clean: int, dlq: int, transactional: bool) -> None:
+    """records_valid_total == clean topic, records_quarantined_total == DLQ topic, and the
+    /status counters and batch event agree."""
+    h = Harness(service_config(policy=policy, transactional=transactional))
+    h.feed(mixed_batch())
+    assert h.run() == ServiceExit.OK
+    assert h.counts() == {
+        "valid_total": clean,
+        "quarantined_total": dlq,
+        "clean_topic": clean,
+        "dlq_topic": dlq,
+    }
+    assert (h.state.clean, h.state.dlq, h.state.records) == (clean, dlq, 10)
+    (event,) = h.state.recent_events
+    assert (event["clean_out"], event["dlq_out"]) == (clean, dlq)
+    assert h.counter("stream_validator_records_consumed_total") == 10
