@@ -13,6 +13,7 @@ Every exception the package raises on purpose derives from one root::
     ├── FatalTransactionError                the producer can no longer run transactions
     ├── ProducerLostError                    the transactional producer must be replaced
     ├── TopicAdminError                      a topic cannot be checked or created
+    ├── KafkaClientError                     a Kafka client call failed (carries KafkaErrorInfo)
     ├── ReadStalledError                     a topic range stopped arriving
     ├── ReplaySetupError                     replay cannot start (a topic is missing)
     └── ReplayKafkaError                     a Kafka-side problem mid-replay
@@ -29,6 +30,7 @@ bad setup (contracts, config) and for callers that decode bytes directly.
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
 
 
 class StreamValidatorError(Exception):
@@ -87,6 +89,32 @@ class FatalTransactionError(StreamValidatorError):
 class ProducerLostError(StreamValidatorError):
     """The producer must be replaced: a call outlived its deadline, or a fatal error that is
     not fencing left it unusable."""
+
+
+@dataclass(frozen=True, slots=True)
+class KafkaErrorInfo:
+    """A Kafka client error as a plain value (the adapter converts librdkafka's at its edge).
+
+    ``code`` is librdkafka's error name (``MSG_SIZE_TOO_LARGE``, ``_ALL_BROKERS_DOWN``, ...);
+    ``abortable`` means the open transaction must be aborted (``txn_requires_abort``).
+    """
+
+    code: str
+    reason: str
+    fatal: bool = False
+    retriable: bool = False
+    abortable: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.reason}"
+
+
+class KafkaClientError(StreamValidatorError):
+    """A Kafka client call failed; ``info`` says how (never a confluent_kafka type)."""
+
+    def __init__(self, info: KafkaErrorInfo, context: str = "") -> None:
+        super().__init__(f"{context}: {info}" if context else str(info))
+        self.info = info
 
 
 class ReadStalledError(StreamValidatorError):

@@ -1,7 +1,9 @@
 """The thin Kafka adapter: the only runtime package that imports ``confluent_kafka``.
 
-``clients`` builds every client from a service config, ``topics`` checks and creates
-topics, ``transactions`` runs transactional calls with deadlines (``deadline``),
-``messages`` turns consumed messages into ``SourceRecord`` values and ``reader`` reads a
-topic range (the DLQ).
+``ports`` is its interface (consumer, producer with transactions, admin; plain values and
+``KafkaClientError`` only); ``confluent`` implements it over librdkafka and ``fake`` in
+memory for unit tests. ``clients`` is the one client factory, ``io`` the one produce loop
+(backpressure and per-record delivery outcomes), ``transactions`` the one transaction helper
+(deadlines via ``deadline``), ``topics`` creates topics, ``messages`` turns consumed messages
+into ``SourceRecord`` values and ``reader`` reads a topic range (the DLQ).
 """

@@ -1,14 +1,22 @@
-"""librdkafka settings for the service's consumer and producer, and topic checks."""
+"""The one client factory: librdkafka settings, and the adapter's consumer, producer and
+admin client built from a service config (``ports`` describes what they offer)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
-from confluent_kafka import Consumer, KafkaException, Producer
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
+from confluent_kafka.admin import AdminClient
 
 from stream_validator.config.settings import ServiceConfig, scrub
-from stream_validator.errors import ConfigError
+from stream_validator.errors import ConfigError, KafkaErrorInfo
+from stream_validator.kafka.confluent import (
+    ConfluentAdmin,
+    ConfluentConsumer,
+    ConfluentProducer,
+    error_info,
+)
 
 # Defaults the service relies on; a user override of one of these is refused
 # because it would break the delivery guarantee.
@@ -86,26 +94,73 @@ def _pin(settings: dict[str, Any], pinned: dict[str, str], role: str) -> None:
         settings[key] = value
 
 
-def create_consumer(config: ServiceConfig, **callbacks: Any) -> Consumer:
-    """A Consumer; librdkafka config errors become ConfigError with secrets scrubbed."""
+def create_consumer(
+    config: ServiceConfig,
+    *,
+    on_stats: Callable[[str], None] | None = None,
+    on_error: Callable[[KafkaErrorInfo], None] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> ConfluentConsumer:
+    """The consumer (``overrides`` on top of the service's settings); librdkafka config
+    errors become ConfigError with secrets scrubbed."""
+    settings = consumer_settings(config, stats_cb=on_stats, error_cb=_errors_to(on_error))
+    settings.update(overrides or {})
+    return ConfluentConsumer(_build(Consumer, settings, config, "consumer"))
+
+
+def create_producer(
+    config: ServiceConfig,
+    *,
+    on_error: Callable[[KafkaErrorInfo], None] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> ConfluentProducer:
+    """The producer (``overrides`` on top, e.g. another ``transactional.id``)."""
+    settings = producer_settings(config, error_cb=_errors_to(on_error))
+    settings.update(overrides or {})
+    return ConfluentProducer(_build(Producer, settings, config, "producer"))
+
+
+def create_admin(
+    config: ServiceConfig, overrides: Mapping[str, Any] | None = None
+) -> ConfluentAdmin:
+    """An admin client with the connection settings of the config."""
+    settings: dict[str, Any] = {
+        "bootstrap.servers": config.kafka.bootstrap_servers,
+        **config.kafka.settings,
+        **(overrides or {}),
+    }
+    return ConfluentAdmin(_build(AdminClient, settings, config, "admin"))
+
+
+def admin_from_settings(settings: Mapping[str, Any]) -> ConfluentAdmin:
+    """An admin client from plain librdkafka settings (the simulator has no service config);
+    a refused setting raises ConfigError."""
     try:
-        return Consumer(consumer_settings(config, **callbacks))
+        return ConfluentAdmin(AdminClient(dict(settings)))
+    except (KafkaException, ValueError, TypeError) as exc:
+        raise ConfigError(f"invalid admin settings: {exc}") from None
+
+
+_Client = TypeVar("_Client")
+
+
+def _build(
+    factory: Callable[[dict[str, Any]], _Client],
+    settings: dict[str, Any],
+    config: ServiceConfig,
+    role: str,
+) -> _Client:
+    try:
+        return factory(settings)
     except (KafkaException, ValueError, TypeError) as exc:
         raise ConfigError(
-            scrub(f"invalid consumer settings: {exc}", config.kafka.secrets())
+            scrub(f"invalid {role} settings: {exc}", config.kafka.secrets())
         ) from None
 
 
-def create_producer(config: ServiceConfig, **callbacks: Any) -> Producer:
-    """A Producer; librdkafka config errors become ConfigError with secrets scrubbed."""
-    try:
-        return Producer(producer_settings(config, **callbacks))
-    except (KafkaException, ValueError, TypeError) as exc:
-        raise ConfigError(
-            scrub(f"invalid producer settings: {exc}", config.kafka.secrets())
-        ) from None
-
-
-def admin_settings(config: ServiceConfig) -> dict[str, Any]:
-    """Settings for an admin client: the bootstrap servers and the shared settings."""
-    return {"bootstrap.servers": config.kafka.bootstrap_servers, **config.kafka.settings}
+def _errors_to(
+    callback: Callable[[KafkaErrorInfo], None] | None,
+) -> Callable[[KafkaError], None] | None:
+    if callback is None:
+        return None
+    return lambda error: callback(error_info(error))

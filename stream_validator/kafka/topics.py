@@ -1,25 +1,19 @@
-"""The one topic admin path: which topics exist (and how many partitions), create the missing.
+"""The one topic admin path: which topics a config names, create the missing ones.
 
-Used by ``create-topics``, the service's start-up check, the simulator's ``--create-topic``
-and the replay runner. "Already exists" is recognised by its error code, never by text.
+Used by ``create-topics``, the simulator's ``--create-topic`` and the replay runner, on
+top of the adapter's ``ports.Admin`` (whose ``create_topics`` recognises "already exists"
+by its error code, never by text).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
-
-from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient
-from confluent_kafka.cimpl import NewTopic
+from collections.abc import Iterable
+from typing import Any
 
 from stream_validator.config.settings import ServiceConfig
-from stream_validator.errors import TopicAdminError
-
-
-class _MetadataClient(Protocol):
-    def list_topics(self, topic: str | None = ..., timeout: float = ...) -> Any: ...
+from stream_validator.errors import KafkaClientError, TopicAdminError
+from stream_validator.kafka.ports import Admin
 
 
 def topics_of(config: ServiceConfig) -> list[str]:
@@ -31,94 +25,55 @@ def topics_of(config: ServiceConfig) -> list[str]:
     return sorted(names)
 
 
-def partition_counts(
-    client: _MetadataClient, topics: Iterable[str], timeout_s: float
-) -> dict[str, int | None]:
-    """{topic: partition count, or None when it does not exist}; one metadata request.
-
-    Raises ``KafkaException`` when the broker cannot be reached within ``timeout_s``.
-    """
-    metadata = client.list_topics(timeout=timeout_s).topics
-    counts: dict[str, int | None] = {}
-    for name in sorted(set(topics)):
-        meta = metadata.get(name)
-        counts[name] = None if meta is None or meta.error is not None else len(meta.partitions)
-    return counts
-
-
-def missing_topics(client: _MetadataClient, topics: Iterable[str], timeout_s: float) -> list[str]:
-    """The topics that do not exist; raises KafkaException when the broker is unreachable."""
-    return [
-        name for name, count in partition_counts(client, topics, timeout_s).items() if not count
-    ]
-
-
 def create_topics(
-    settings: Mapping[str, Any],
+    admin: Admin,
     names: Iterable[str],
     *,
     partitions: int,
     replication_factor: int = -1,
     timeout_s: float = 30.0,
-    wait_for_leaders: bool = False,
+    wait_until_usable: bool = False,
+    where: str = "the broker",
 ) -> dict[str, str]:
-    """Create the missing topics; return {topic: "created" | "exists"}.
+    """Create the missing topics; return {topic: "created" | "exists"}, sorted.
 
-    ``settings`` are librdkafka client settings (bootstrap servers, security). Raises
-    ``TopicAdminError`` when the broker cannot be reached or a creation fails for another
-    reason than "already exists" (a concurrent creator). ``replication_factor=-1`` is the
-    cluster's default, right for one node and for many.
+    Raises ``TopicAdminError`` when the broker cannot be reached or a creation fails for
+    another reason than "already exists" (a concurrent creator). ``replication_factor=-1``
+    is the cluster's default, right for one node and for many. ``wait_until_usable`` waits
+    until every topic shows in the metadata without error (its partitions have leaders).
     """
-    admin = AdminClient(dict(settings))
     wanted = sorted(set(names))
-    bootstrap = settings.get("bootstrap.servers", "?")
     try:
-        counts = partition_counts(admin, wanted, timeout_s)
-    except KafkaException as exc:
-        raise TopicAdminError(
-            f"cannot reach Kafka at {bootstrap} within {timeout_s:g} s: {_describe(exc)}"
-        ) from None
-    outcome = {name: "exists" for name, count in counts.items() if count}
-    new = [
-        NewTopic(name, num_partitions=partitions, replication_factor=replication_factor)
-        for name, count in counts.items()
-        if not count
-    ]
-    if new:
-        for name, future in admin.create_topics(new, operation_timeout=timeout_s).items():
-            try:
-                future.result(timeout_s)
-                outcome[name] = "created"
-            except KafkaException as exc:
-                error = exc.args[0] if exc.args else None
-                if not (
-                    isinstance(error, KafkaError)
-                    and error.code() == KafkaError.TOPIC_ALREADY_EXISTS
-                ):
-                    raise TopicAdminError(
-                        f"cannot create topic {name!r}: {_describe(exc)}"
-                    ) from None
-                outcome[name] = "exists"
-    if wait_for_leaders:
-        for name in wanted:
-            _wait_for_leaders(admin, name, timeout_s)
+        outcome = admin.create_topics(
+            wanted,
+            partitions=partitions,
+            replication_factor=replication_factor,
+            timeout_s=timeout_s,
+        )
+        if wait_until_usable:
+            _wait_until_usable(admin, wanted, timeout_s)
+    except KafkaClientError as exc:
+        raise TopicAdminError(f"{where}: {exc}") from None
     return dict(sorted(outcome.items()))
 
 
-def _wait_for_leaders(admin: AdminClient, topic: str, timeout_s: float) -> None:
+def missing_topics(client: Any, topics: Iterable[str], timeout_s: float) -> list[str]:
+    """The topics that do not exist, for a raw confluent client (the service's start-up
+    check until it moves onto ``ports.missing_topics``); raises KafkaException when the
+    broker is unreachable."""
+    metadata = client.list_topics(timeout=timeout_s).topics
+    return sorted(t for t in set(topics) if t not in metadata or metadata[t].error is not None)
+
+
+def _wait_until_usable(admin: Admin, names: list[str], timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        meta = admin.list_topics(topic=topic, timeout=timeout_s).topics.get(topic)
-        leaders = [p.leader for p in meta.partitions.values()] if meta is not None else []
-        if meta is not None and meta.error is None and leaders and min(leaders) >= 0:
+    while True:
+        existing = admin.topics(timeout_s)
+        missing = [name for name in names if not existing.get(name)]
+        if not missing:
             return
+        if time.monotonic() >= deadline:
+            raise TopicAdminError(
+                f"topic(s) {', '.join(missing)} not usable (no leader) after {timeout_s:g} s"
+            )
         time.sleep(0.1)
-    raise TopicAdminError(
-        f"topic {topic!r} has no leader for every partition after {timeout_s:g} s"
-    )
-
-
-def _describe(exc: BaseException) -> str:
-    """The KafkaError's text when there is one (never the Python repr)."""
-    error = exc.args[0] if exc.args else None
-    return error.str() if isinstance(error, KafkaError) else str(exc)

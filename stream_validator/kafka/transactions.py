@@ -1,7 +1,9 @@
-"""Exactly-once mode: each batch's outputs and its input offsets commit in one transaction.
+"""The one transaction implementation: a batch's outputs and its input offsets commit together.
 
-Enabled by ``kafka.transactional_id`` (unique per live instance, stable across its restarts,
-e.g. the pod name of a StatefulSet). Per batch: ``begin_transaction`` -> produce clean and
+The service's exactly-once mode uses it (enabled by ``kafka.transactional_id``, unique per live
+instance, stable across its restarts, e.g. the pod name of a StatefulSet), and so does the
+replay runner. It talks to the adapter's ``ports.Producer``, so the fake broker drives it in
+unit tests. Per batch: ``begin_transaction`` -> produce clean and
 DLQ outputs -> ``send_offsets_to_transaction`` with the consumer's group metadata (KIP-447
 fencing of zombies) -> ``commit_transaction``. An abortable error aborts the transaction and
 the batch is re-read; readers with ``isolation.level=read_committed`` never see the aborted
@@ -20,12 +22,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
-
-from stream_validator.errors import FatalTransactionError, ProducerLostError
+from stream_validator.errors import FatalTransactionError, KafkaClientError, ProducerLostError
 from stream_validator.kafka.deadline import CallTimeout, DeadlineCaller
+from stream_validator.kafka.ports import FENCING, Consumer, GroupMetadata, Producer
 from stream_validator.records import TopicPartitionKey
 
 _RETRIES = 3
@@ -39,33 +40,26 @@ _COORDINATOR_TIMEOUT_S = 10.0
 # them; past this many, a process restart is cleaner.
 _MAX_STUCK = 4
 _MAX_REPLACEMENTS = 5
-# Fatal errors meaning another instance owns the transactional id (or we may not use it).
-_FENCED = frozenset(
-    {
-        KafkaError._FENCED,
-        KafkaError.PRODUCER_FENCED,
-        KafkaError.INVALID_PRODUCER_EPOCH,
-        KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-    }
-)
 
 log = logging.getLogger("stream_validator.service")
 
 
 class Transactions:
-    """The transactional half of the service's delivery: begin, then commit or abort."""
+    """A transactional producer: begin, then commit (with consumer offsets) or abort."""
 
     def __init__(
         self,
         make_producer: Callable[[], Producer],
-        consumer: Consumer,
+        group: Callable[[], GroupMetadata],
         timeout_s: float,
         *,
         caller: DeadlineCaller | None = None,
+        retry_pause_s: float = 0.2,
     ) -> None:
         self._make_producer = make_producer
         self.producer = make_producer()
-        self._consumer = consumer
+        self._group = group
+        self._retry_pause_s = retry_pause_s
         self._timeout_s = timeout_s
         self._coordinator_timeout_s = min(timeout_s, _COORDINATOR_TIMEOUT_S)
         self._caller = caller or DeadlineCaller()
@@ -96,18 +90,26 @@ class Transactions:
             except _AbortableError as exc:  # e.g. the broker is away: fence it with a new one
                 raise ProducerLostError(f"abort failed: {exc}") from None
 
-    def commit(self, offsets: dict[TopicPartitionKey, int]) -> str | None:
-        """Send the offsets and commit; return None on success, or why it was aborted."""
-        positions = [TopicPartition(t, p, o) for (t, p), o in sorted(offsets.items())]
-        metadata = self._consumer.consumer_group_metadata()
+    @property
+    def open(self) -> bool:
+        """A transaction is open (begun, not yet committed or aborted)."""
+        return self._open
+
+    def commit(
+        self, offsets: Mapping[TopicPartitionKey, int], metadata: str | None = None
+    ) -> str | None:
+        """Send the offsets (with commit ``metadata``) and commit; return None on success, or
+        why it was aborted. Raises ProducerLostError or FatalTransactionError."""
+        group = self._group()
         try:
-            self._call(
-                "send_offsets_to_transaction",
-                lambda p: p.send_offsets_to_transaction(
-                    positions, metadata, self._coordinator_timeout_s
-                ),
-                self._coordinator_timeout_s,
-            )
+            if offsets:
+                self._call(
+                    "send_offsets_to_transaction",
+                    lambda p: p.send_offsets_to_transaction(
+                        offsets, group, self._coordinator_timeout_s, metadata
+                    ),
+                    self._coordinator_timeout_s,
+                )
             self._call(
                 "commit_transaction",
                 lambda p: p.commit_transaction(self._coordinator_timeout_s),
@@ -164,30 +166,26 @@ class Transactions:
             except CallTimeout as exc:
                 self._open = False
                 raise ProducerLostError(str(exc)) from None
-            except KafkaException as exc:
-                error = exc.args[0] if exc.args else None
-                if not isinstance(error, KafkaError) or error.code() in _FENCED:
+            except KafkaClientError as exc:
+                error = exc.info
+                if error.code in FENCING:
                     self._open = False
-                    raise FatalTransactionError(str(exc)) from None
-                if error.fatal():
+                    raise FatalTransactionError(f"{what}: {error}") from None
+                if error.fatal:
                     self._open = False
-                    raise ProducerLostError(f"{error.name()}: {error.str()}") from None
-                if error.txn_requires_abort():
-                    raise _AbortableError(f"{error.name()}: {error.str()}") from None
-                if not error.retriable() or attempt == _RETRIES - 1:
-                    raise _AbortableError(f"{error.name()}: {error.str()}") from None
-                time.sleep(0.2 * (attempt + 1))
+                    raise ProducerLostError(f"{what}: {error}") from None
+                if error.abortable or not error.retriable or attempt == _RETRIES - 1:
+                    raise _AbortableError(f"{what}: {error}") from None
+                time.sleep(self._retry_pause_s * (attempt + 1))
 
 
 def committed_positions(
-    consumer: Consumer, first: dict[TopicPartitionKey, int], timeout_s: float
+    consumer: Consumer, first: Mapping[TopicPartitionKey, int], timeout_s: float
 ) -> dict[TopicPartitionKey, int]:
     """Where to resume after a lost producer: the committed offset of every assigned partition,
-    else the batch start (nothing committed yet). Raises KafkaException when unreachable."""
-    assigned = consumer.assignment()
-    committed = consumer.committed(assigned, timeout=timeout_s) if assigned else []
+    else the batch start (nothing committed yet). Raises KafkaClientError when unreachable."""
     positions = dict(first)
-    positions.update({(tp.topic, tp.partition): tp.offset for tp in committed if tp.offset >= 0})
+    positions.update(consumer.committed(consumer.assignment(), timeout_s))
     return positions
 
 

@@ -1,0 +1,326 @@
+"""The adapter's librdkafka implementation: confluent_kafka clients behind ``ports``.
+
+Every ``KafkaException`` becomes ``KafkaClientError``, every ``KafkaError`` a
+``KafkaErrorInfo`` and every ``TopicPartition`` a ``TopicPartitionKey`` here, so no
+confluent_kafka type leaves this package. Build the clients with ``clients``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from confluent_kafka import (
+    Consumer,
+    ConsumerGroupTopicPartitions,
+    IsolationLevel,
+    KafkaError,
+    KafkaException,
+    Message,
+    Producer,
+    TopicPartition,
+)
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin._listoffsets import OffsetSpec  # not re-exported for mypy
+from confluent_kafka.cimpl import NewTopic
+
+from stream_validator.errors import KafkaClientError, KafkaErrorInfo
+from stream_validator.kafka.messages import read_record
+from stream_validator.kafka.ports import (
+    CommittedOffset,
+    Consumed,
+    ConsumerError,
+    DeliveryCallback,
+    DeliveryReport,
+    GroupMetadata,
+    Producible,
+    RebalanceCallback,
+)
+from stream_validator.records import TopicPartitionKey
+
+
+def error_info(error: KafkaError) -> KafkaErrorInfo:
+    """librdkafka's error as a plain value."""
+    return KafkaErrorInfo(
+        str(error.name()),
+        str(error.str()),
+        fatal=bool(error.fatal()),
+        retriable=bool(error.retriable()),
+        abortable=bool(error.txn_requires_abort()),
+    )
+
+
+def client_error(exc: KafkaException, context: str = "") -> KafkaClientError:
+    """A KafkaException as the adapter's exception."""
+    error = exc.args[0] if exc.args else None
+    if isinstance(error, KafkaError):
+        return KafkaClientError(error_info(error), context)
+    return KafkaClientError(KafkaErrorInfo("_UNKNOWN", str(exc), fatal=True), context)
+
+
+@contextmanager
+def converted(context: str = "") -> Iterator[None]:
+    """Re-raise KafkaException as KafkaClientError."""
+    try:
+        yield
+    except KafkaException as exc:
+        raise client_error(exc, context) from None
+
+
+def _tps(offsets: Mapping[TopicPartitionKey, int], metadata: str | None = None) -> list[Any]:
+    if metadata is None:
+        return [TopicPartition(t, p, o) for (t, p), o in sorted(offsets.items())]
+    return [TopicPartition(t, p, o, metadata) for (t, p), o in sorted(offsets.items())]
+
+
+def _keys(partitions: Sequence[Any]) -> list[TopicPartitionKey]:
+    return [(tp.topic, tp.partition) for tp in partitions]
+
+
+class ConfluentConsumer:
+    """``ports.Consumer`` over confluent_kafka.Consumer."""
+
+    def __init__(self, consumer: Consumer) -> None:
+        self._consumer = consumer
+
+    def subscribe(
+        self,
+        topics: Sequence[str],
+        *,
+        on_assign: RebalanceCallback,
+        on_revoke: RebalanceCallback,
+        on_lost: RebalanceCallback,
+    ) -> None:
+        def wrap(callback: RebalanceCallback) -> Callable[[Any, list[Any]], None]:
+            return lambda _consumer, partitions: callback(_keys(partitions))
+
+        with converted("subscribe"):
+            self._consumer.subscribe(
+                list(topics),
+                on_assign=wrap(on_assign),
+                on_revoke=wrap(on_revoke),
+                on_lost=wrap(on_lost),
+            )
+
+    def assign(self, positions: Mapping[TopicPartitionKey, int]) -> None:
+        with converted("assign"):
+            self._consumer.assign(_tps(positions))
+
+    def consume(self, max_records: int, timeout_s: float) -> Consumed:
+        with converted("consume"):
+            messages: list[Message] = self._consumer.consume(
+                num_messages=max_records, timeout=timeout_s
+            )
+        consumed = Consumed()
+        for message in messages:
+            error = message.error()
+            if error is not None:
+                consumed.errors.append(
+                    ConsumerError(
+                        error_info(error), message.topic(), message.partition(), message.offset()
+                    )
+                )
+                continue
+            record, problem = read_record(message)
+            consumed.records.append(record)
+            if problem is not None:
+                consumed.unreadable_headers[(record.topic, record.partition, record.offset)] = (
+                    problem
+                )
+        return consumed
+
+    def commit(self, offsets: Mapping[TopicPartitionKey, int]) -> None:
+        with converted("commit"):
+            self._consumer.commit(offsets=_tps(offsets), asynchronous=False)
+
+    def committed(
+        self, keys: Sequence[TopicPartitionKey], timeout_s: float
+    ) -> dict[TopicPartitionKey, int]:
+        if not keys:
+            return {}
+        with converted("committed"):
+            found = self._consumer.committed([TopicPartition(t, p) for t, p in keys], timeout_s)
+        return {(tp.topic, tp.partition): tp.offset for tp in found if tp.offset >= 0}
+
+    def position(self, keys: Sequence[TopicPartitionKey]) -> dict[TopicPartitionKey, int]:
+        with converted("position"):
+            found = self._consumer.position([TopicPartition(t, p) for t, p in keys])
+        return {(tp.topic, tp.partition): tp.offset for tp in found if tp.offset >= 0}
+
+    def seek(self, key: TopicPartitionKey, offset: int) -> None:
+        with converted(f"seek {key[0]} [{key[1]}]"):
+            self._consumer.seek(TopicPartition(key[0], key[1], offset))
+
+    def assignment(self) -> list[TopicPartitionKey]:
+        with converted("assignment"):
+            return _keys(self._consumer.assignment())
+
+    def pause(self, keys: Sequence[TopicPartitionKey]) -> None:
+        with converted("pause"):
+            self._consumer.pause([TopicPartition(t, p) for t, p in keys])
+
+    def resume(self, keys: Sequence[TopicPartitionKey]) -> None:
+        with converted("resume"):
+            self._consumer.resume([TopicPartition(t, p) for t, p in keys])
+
+    def offsets_for_times(
+        self, times_ms: Mapping[TopicPartitionKey, int], timeout_s: float
+    ) -> dict[TopicPartitionKey, int | None]:
+        with converted("offsets_for_times"):
+            found = self._consumer.offsets_for_times(_tps(times_ms), timeout=timeout_s)
+        return {(tp.topic, tp.partition): tp.offset if tp.offset >= 0 else None for tp in found}
+
+    def group_metadata(self) -> GroupMetadata:
+        with converted("consumer_group_metadata"):
+            metadata: GroupMetadata = self._consumer.consumer_group_metadata()
+        return metadata
+
+    def close(self) -> None:
+        try:
+            self._consumer.close()
+        except RuntimeError:  # already closed
+            return
+        except KafkaException as exc:
+            raise client_error(exc, "close") from None
+
+
+class ConfluentProducer:
+    """``ports.Producer`` over confluent_kafka.Producer."""
+
+    def __init__(self, producer: Producer) -> None:
+        self._producer = producer
+
+    def produce(self, record: Producible, on_delivery: DeliveryCallback) -> None:
+        topic = record.topic
+
+        def delivered(err: KafkaError | None, msg: Message) -> None:
+            info = None if err is None else error_info(err)
+            partition, offset = msg.partition(), msg.offset()
+            on_delivery(
+                DeliveryReport(
+                    topic,
+                    info,
+                    -1 if partition is None else partition,
+                    -1 if offset is None else offset,
+                )
+            )
+
+        kwargs: dict[str, Any] = {
+            "key": record.key,
+            "value": record.value,
+            "headers": record.headers or None,
+            "on_delivery": delivered,
+        }
+        if record.timestamp_ms is not None:
+            kwargs["timestamp"] = record.timestamp_ms
+        with converted(f"produce to {topic}"):
+            self._producer.produce(topic, **kwargs)
+
+    def poll(self, timeout_s: float) -> int:
+        with converted("poll"):
+            return int(self._producer.poll(timeout_s))
+
+    def flush(self, timeout_s: float) -> int:
+        with converted("flush"):
+            return int(self._producer.flush(timeout_s))
+
+    def init_transactions(self, timeout_s: float) -> None:
+        with converted():
+            self._producer.init_transactions(timeout_s)
+
+    def begin_transaction(self) -> None:
+        with converted():
+            self._producer.begin_transaction()
+
+    def send_offsets_to_transaction(
+        self,
+        offsets: Mapping[TopicPartitionKey, int],
+        group: GroupMetadata,
+        timeout_s: float,
+        metadata: str | None = None,
+    ) -> None:
+        with converted():
+            self._producer.send_offsets_to_transaction(_tps(offsets, metadata), group, timeout_s)
+
+    def commit_transaction(self, timeout_s: float) -> None:
+        with converted():
+            self._producer.commit_transaction(timeout_s)
+
+    def abort_transaction(self, timeout_s: float) -> None:
+        with converted():
+            self._producer.abort_transaction(timeout_s)
+
+    def topics(self, timeout_s: float) -> dict[str, int]:
+        with converted("list_topics"):
+            metadata = self._producer.list_topics(timeout=timeout_s)
+        return {n: len(t.partitions) for n, t in metadata.topics.items() if t.error is None}
+
+
+class ConfluentAdmin:
+    """``ports.Admin`` over confluent_kafka's AdminClient."""
+
+    def __init__(self, admin: AdminClient) -> None:
+        self._admin = admin
+
+    def topics(self, timeout_s: float) -> dict[str, int]:
+        with converted("list_topics"):
+            metadata = self._admin.list_topics(timeout=timeout_s)
+        return {n: len(t.partitions) for n, t in metadata.topics.items() if t.error is None}
+
+    def create_topics(
+        self, names: Sequence[str], *, partitions: int, replication_factor: int, timeout_s: float
+    ) -> dict[str, str]:
+        existing = self.topics(timeout_s)
+        wanted = sorted(set(names))
+        outcome = {name: "exists" for name in wanted if name in existing}
+        new = [
+            NewTopic(n, num_partitions=partitions, replication_factor=replication_factor)
+            for n in wanted
+            if n not in existing
+        ]
+        if not new:
+            return outcome
+        for name, future in self._admin.create_topics(new, operation_timeout=timeout_s).items():
+            try:
+                future.result(timeout_s)
+                outcome[name] = "created"
+            except KafkaException as exc:
+                error = client_error(exc, f"cannot create topic {name}")
+                if error.info.code != "TOPIC_ALREADY_EXISTS":
+                    raise error from None
+                outcome[name] = "exists"
+        return outcome
+
+    def groups(self, prefix: str, timeout_s: float) -> list[str]:
+        with converted("list_consumer_groups"):
+            listing = self._admin.list_consumer_groups(request_timeout=timeout_s).result(timeout_s)
+        return sorted(g.group_id for g in listing.valid if g.group_id.startswith(prefix))
+
+    def group_offsets(
+        self, group: str, keys: Sequence[TopicPartitionKey], timeout_s: float
+    ) -> dict[TopicPartitionKey, CommittedOffset]:
+        request = ConsumerGroupTopicPartitions(group, [TopicPartition(t, p) for t, p in keys])
+        with converted(f"list_consumer_group_offsets {group}"):
+            futures = self._admin.list_consumer_group_offsets(
+                [request], require_stable=True, request_timeout=timeout_s
+            )
+            answer = futures[group].result(timeout_s)
+        return {
+            (tp.topic, tp.partition): CommittedOffset(tp.offset, tp.metadata or None)
+            for tp in answer.topic_partitions
+            if tp.offset >= 0
+        }
+
+    def end_offsets(
+        self, keys: Sequence[TopicPartitionKey], timeout_s: float
+    ) -> dict[TopicPartitionKey, int]:
+        latest: OffsetSpec = OffsetSpec.latest()  # type: ignore[no-untyped-call]
+        specs = {TopicPartition(t, p): latest for t, p in keys}
+        with converted("list_offsets"):
+            futures = self._admin.list_offsets(
+                specs, isolation_level=IsolationLevel.READ_COMMITTED, request_timeout=timeout_s
+            )
+            return {
+                (tp.topic, tp.partition): f.result(timeout_s).offset for tp, f in futures.items()
+            }
