@@ -36,20 +36,22 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _create_topics(args: argparse.Namespace) -> int:
-    from stream_validator.config.settings import load_config
-    from stream_validator.kafka.clients import admin_settings
+    from stream_validator.config.settings import load_config, scrub
+    from stream_validator.kafka.clients import create_admin
     from stream_validator.kafka.topics import create_topics, topics_of
 
     config = load_config(args.config)
     try:
         outcome = create_topics(
-            admin_settings(config),
+            create_admin(config),
             topics_of(config),
             partitions=args.partitions,
             replication_factor=args.replication_factor,
+            where=f"Kafka at {config.kafka.bootstrap_servers}",
         )
     except TopicAdminError as exc:
-        print(f"stream-validator: error: {exc}", file=sys.stderr)
+        error = scrub(str(exc), config.kafka.secrets())
+        print(f"stream-validator: error: {error}", file=sys.stderr)
         return CheckExit.INVALID
     for name, what in outcome.items():
         print(f"{what:8} {name}")

@@ -175,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
                     admin_config | extra, args.topic, args.partitions or 1, args.connect_timeout
                 )
             producer = Producer(config | {"error_cb": _error_reporter(stop)})
-            check_topic(producer, args.topic, args.bootstrap_servers, args.connect_timeout)
+            check_topic(config, args.topic, args.connect_timeout)
         except StreamValidatorError as exc:
             print(f"{_PROG}: error: {exc}", file=sys.stderr)
             return SimulateExit.USAGE

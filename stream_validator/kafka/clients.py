@@ -154,6 +154,15 @@ class ServiceClients:
         return create_producer(self._config, on_error=on_error)
 
 
+def admin_from_settings(settings: Mapping[str, Any]) -> ConfluentAdmin:
+    """An admin client from plain librdkafka settings (the simulator has no service config);
+    a refused setting raises ConfigError."""
+    try:
+        return ConfluentAdmin(AdminClient(dict(settings)))
+    except (KafkaException, ValueError, TypeError) as exc:
+        raise ConfigError(f"invalid admin settings: {exc}") from None
+
+
 _Client = TypeVar("_Client")
 
 

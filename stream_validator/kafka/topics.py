@@ -1,13 +1,18 @@
-"""Creating the topics a service config needs (``stream-validator create-topics``), through
-the adapter's one admin path (``confluent.ConfluentAdmin.create_topics``)."""
+"""The one topic admin path: which topics a config names, create the missing ones.
+
+Used by ``create-topics`` and the simulator's ``--create-topic``, on top of the adapter's
+``ports.Admin`` (whose ``create_topics`` recognises "already exists"
+by its error code, never by text).
+"""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 
-from stream_validator.config.settings import ServiceConfig, scrub
-from stream_validator.errors import KafkaClientError
-from stream_validator.kafka.clients import create_admin
+from stream_validator.config.settings import ServiceConfig
+from stream_validator.errors import KafkaClientError, TopicAdminError
+from stream_validator.kafka.ports import Admin
 
 
 def topics_of(config: ServiceConfig) -> list[str]:
@@ -20,22 +25,46 @@ def topics_of(config: ServiceConfig) -> list[str]:
 
 
 def create_topics(
-    config: ServiceConfig,
+    admin: Admin,
     names: Iterable[str],
     *,
     partitions: int,
     replication_factor: int = -1,
     timeout_s: float = 30.0,
+    wait_until_usable: bool = False,
+    where: str = "the broker",
 ) -> dict[str, str]:
-    """Create missing topics; return {topic: "created" | "exists"}. Raises RuntimeError on
-    other errors (the broker unreachable, creation refused), secrets scrubbed."""
-    admin = create_admin(config)
+    """Create the missing topics; return {topic: "created" | "exists"}, sorted.
+
+    Raises ``TopicAdminError`` when the broker cannot be reached or a creation fails for
+    another reason than "already exists" (a concurrent creator). ``replication_factor=-1``
+    is the cluster's default, right for one node and for many. ``wait_until_usable`` waits
+    until every topic shows in the metadata without error (its partitions have leaders).
+    """
+    wanted = sorted(set(names))
     try:
-        return admin.create_topics(
-            sorted(set(names)),
+        outcome = admin.create_topics(
+            wanted,
             partitions=partitions,
             replication_factor=replication_factor,
             timeout_s=timeout_s,
         )
+        if wait_until_usable:
+            _wait_until_usable(admin, wanted, timeout_s)
     except KafkaClientError as exc:
-        raise RuntimeError(scrub(f"cannot create topics: {exc}", config.kafka.secrets())) from None
+        raise TopicAdminError(f"{where}: {exc}") from None
+    return dict(sorted(outcome.items()))
+
+
+def _wait_until_usable(admin: Admin, names: list[str], timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        existing = admin.topics(timeout_s)
+        missing = [name for name in names if not existing.get(name)]
+        if not missing:
+            return
+        if time.monotonic() >= deadline:
+            raise TopicAdminError(
+                f"topic(s) {', '.join(missing)} not usable (no leader) after {timeout_s:g} s"
+            )
+        time.sleep(0.1)

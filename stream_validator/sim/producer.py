@@ -16,8 +16,9 @@ from typing import Any, Final
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 # Where NewTopic is defined: confluent_kafka.admin re-exports it undeclared (mypy --strict).
-from stream_validator.errors import SimulateError, TopicAdminError
-from stream_validator.kafka.topics import create_topics, partition_counts
+from stream_validator.errors import KafkaClientError, SimulateError, TopicAdminError
+from stream_validator.kafka.clients import admin_from_settings
+from stream_validator.kafka.topics import create_topics
 from stream_validator.sim import SimMessage, Simulator
 
 # Longest single wait, so a stop request or the end of a duration is seen promptly.
@@ -179,13 +180,14 @@ def _flush(
         tally.fail(f"{remaining} message(s) still undelivered when the flush ended", remaining)
 
 
-def check_topic(producer: Producer, topic: str, bootstrap: str, timeout: float) -> int:
+def check_topic(config: Mapping[str, Any], topic: str, timeout: float) -> int:
     """Return the topic's partition count; raise SimulateError if unreachable or missing."""
+    bootstrap = config.get("bootstrap.servers", "?")
     try:
-        count = partition_counts(producer, [topic], timeout)[topic]
-    except KafkaException as exc:
+        count = admin_from_settings(config).topics(timeout).get(topic)
+    except KafkaClientError as exc:
         raise SimulateError(
-            f"cannot reach Kafka at {bootstrap} within {timeout:g} s: {describe_error(exc)}"
+            f"cannot reach Kafka at {bootstrap} within {timeout:g} s: {exc}"
         ) from None
     if not count:
         raise SimulateError(
@@ -196,10 +198,15 @@ def check_topic(producer: Producer, topic: str, bootstrap: str, timeout: float) 
 
 
 def ensure_topic(config: Mapping[str, Any], topic: str, partitions: int, timeout: float) -> bool:
-    """Create the topic unless it exists, then wait for its leaders; True if created."""
+    """Create the topic unless it exists, then wait until it is usable; True if created."""
     try:
         outcome = create_topics(
-            config, [topic], partitions=partitions, timeout_s=timeout, wait_for_leaders=True
+            admin_from_settings(config),
+            [topic],
+            partitions=partitions,
+            timeout_s=timeout,
+            wait_until_usable=True,
+            where=f"Kafka at {config.get('bootstrap.servers', '?')}",
         )
     except TopicAdminError as exc:
         raise SimulateError(str(exc)) from None

@@ -6,13 +6,13 @@ import threading
 from pathlib import Path
 
 import pytest
-from confluent_kafka.admin import AdminClient
 from kafka_helpers import unique_name
 from service_helpers import route, write_config
 
 from stream_validator.cli.main import main
 from stream_validator.errors import TopicAdminError
-from stream_validator.kafka.topics import create_topics, partition_counts
+from stream_validator.kafka.clients import admin_from_settings
+from stream_validator.kafka.topics import create_topics
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
@@ -28,8 +28,8 @@ def test_create_topics_command_creates_the_missing_then_reports_they_exist(
     assert main(["create-topics", "--config", str(config), "--partitions", "2"]) == 0
     first = capsys.readouterr().out.split()
     assert first == ["created", clean, "created", dlq, "created", source]
-    counts = partition_counts(AdminClient({"bootstrap.servers": kafka_bootstrap}), first[1::2], 10)
-    assert counts == {clean: 2, dlq: 2, source: 2}
+    existing = admin_from_settings({"bootstrap.servers": kafka_bootstrap}).topics(10)
+    assert {name: existing.get(name) for name in first[1::2]} == {clean: 2, dlq: 2, source: 2}
     assert main(["create-topics", "--config", str(config)]) == 0
     assert capsys.readouterr().out.split() == ["exists", clean, "exists", dlq, "exists", source]
 
@@ -42,9 +42,8 @@ def test_concurrent_creators_both_succeed(kafka_bootstrap: str) -> None:
 
     def create() -> None:
         try:
-            outcome = create_topics(
-                {"bootstrap.servers": kafka_bootstrap}, [name], partitions=1, timeout_s=20
-            )
+            admin = admin_from_settings({"bootstrap.servers": kafka_bootstrap})
+            outcome = create_topics(admin, [name], partitions=1, timeout_s=20)
             outcomes.append(outcome[name])
         except BaseException as exc:  # collected: the assertion below names it
             errors.append(exc)
@@ -61,10 +60,6 @@ def test_concurrent_creators_both_succeed(kafka_bootstrap: str) -> None:
 
 def test_unreachable_broker_is_a_clear_error() -> None:
     """No broker: TopicAdminError naming the address, not a librdkafka traceback."""
-    with pytest.raises(TopicAdminError, match=r"cannot reach Kafka at 127\.0\.0\.1:1 within"):
-        create_topics(
-            {"bootstrap.servers": "127.0.0.1:1", "log_level": 0},
-            ["t"],
-            partitions=1,
-            timeout_s=1.0,
-        )
+    admin = admin_from_settings({"bootstrap.servers": "127.0.0.1:1", "log_level": 0})
+    with pytest.raises(TopicAdminError, match=r"^Kafka at 127\.0\.0\.1:1: list_topics: "):
+        create_topics(admin, ["t"], partitions=1, timeout_s=1.0, where="Kafka at 127.0.0.1:1")
