@@ -45,6 +45,7 @@ from stream_validator.replay.planner import (
     as_unreplayable,
     build_output,
 )
+from stream_validator.replay.positions import Ranges, load_coverage, read_ranges
 from stream_validator.replay.report import ReplaySummary
 from stream_validator.replay.selection import Selection
 from stream_validator.verify import DataSchemaContractVerifier
@@ -139,8 +140,12 @@ class DlqReplayer:
                     make = self._clients.producer
                     txn = Transactions(make, consumer.group_metadata, job.timeout_s)
                     txn.init()
-                coverage, own = self._coverage(admin, partitions)
-                ranges = self._ranges(admin, consumer, partitions, own)
+                coverage, own = load_coverage(
+                    admin, job.dlq_topic, partitions, job.group_base, job.group, job.timeout_s
+                )
+                ranges = read_ranges(
+                    admin, consumer, job.dlq_topic, partitions, job.selection, own, job.timeout_s
+                )
                 self._replay(consumer, txn, ranges, coverage)
             finally:
                 consumer.close()
@@ -160,51 +165,13 @@ class DlqReplayer:
             self._topics_seen.add(name)
         return list(range(existing[job.dlq_topic]))
 
-    def _coverage(
-        self, admin: Admin, partitions: list[int]
-    ) -> tuple[list[Coverage], dict[int, int]]:
-        """Every replay group of this DLQ + target: what it settled, and our own offsets."""
-        job = self.job
-        keys = [(job.dlq_topic, p) for p in partitions]
-        coverage: list[Coverage] = []
-        own: dict[int, int] = {}
-        for name in admin.groups(job.group_base + ".", job.timeout_s):
-            stored = admin.group_offsets(name, keys, job.timeout_s)
-            committed = {key[1]: stored[key].offset for key in keys if key in stored}
-            metadata = next((c.metadata for c in stored.values() if c.metadata), None)
-            if name == job.group:
-                own = committed
-            if committed and metadata:
-                # Metadata not written by a replay (e.g. a reused --group) covers nothing.
-                with contextlib.suppress(ValueError):
-                    coverage.append(Coverage(name, Selection.decode(metadata), committed))
-        return coverage, own
-
-    def _ranges(
-        self, admin: Admin, consumer: Consumer, partitions: list[int], own: dict[int, int]
-    ) -> dict[int, tuple[int, int]]:
-        """Per partition [start, end): end is the last stable offset observed now."""
-        job, selection = self.job, self.job.selection
-        keys = [(job.dlq_topic, p) for p in partitions]
-        ends = {key[1]: end for key, end in admin.end_offsets(keys, job.timeout_s).items()}
-        starts = {p: max(own.get(p, 0), selection.from_offset.get(p) or 0) for p in partitions}
-        if selection.from_ms is not None:
-            wanted = {key: selection.from_ms for key in keys}
-            for (_, p), first in consumer.offsets_for_times(wanted, job.timeout_s).items():
-                starts[p] = max(starts[p], ends[p] if first is None else first)
-        ranges = {}
-        for p in partitions:
-            until = selection.until_offset.get(p)
-            ranges[p] = (starts[p], ends[p] if until is None else min(ends[p], until))
-        return ranges
-
     # --- the loop -----------------------------------------------------------------
 
     def _replay(
         self,
         consumer: Consumer,
         txn: Transactions | None,
-        ranges: dict[int, tuple[int, int]],
+        ranges: Ranges,
         coverage: list[Coverage],
     ) -> None:
         job = self.job
