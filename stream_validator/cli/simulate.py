@@ -21,12 +21,16 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from confluent_kafka import KafkaError, KafkaException, Producer
-
 from stream_validator.cli.argtypes import Subparsers
 from stream_validator.cli.signals import stop_on_signals
 from stream_validator.codec import encode_json
-from stream_validator.errors import ScenarioSpecError, SimulateExit, StreamValidatorError
+from stream_validator.errors import (
+    KafkaErrorInfo,
+    ScenarioSpecError,
+    SimulateExit,
+    StreamValidatorError,
+)
+from stream_validator.kafka.clients import admin_from_settings, producer_from_settings
 from stream_validator.sim import SCENARIOS, Entity, ScenarioWindow, Schedule, Simulator, parse_spec
 from stream_validator.sim import schedule as spec_grammar
 from stream_validator.sim.producer import (
@@ -34,7 +38,6 @@ from stream_validator.sim.producer import (
     RunResult,
     StopFlag,
     check_topic,
-    describe_error,
     ensure_topic,
     produce_simulated,
 )
@@ -169,18 +172,16 @@ def run(args: argparse.Namespace) -> int:
     # Installed before setup, so a Ctrl-C while waiting for the broker ends the run cleanly.
     with stop_on_signals(stop.request):
         try:
+            admin = admin_from_settings(
+                {"bootstrap.servers": args.bootstrap_servers, "log_level": 2} | extra
+            )
+            where, timeout = args.bootstrap_servers, args.connect_timeout
             if args.create_topic:
-                admin_config = {"bootstrap.servers": args.bootstrap_servers, "log_level": 2}
-                ensure_topic(
-                    admin_config | extra, args.topic, args.partitions or 1, args.connect_timeout
-                )
-            producer = Producer(config | {"error_cb": _error_reporter(stop)})
-            check_topic(config, args.topic, args.connect_timeout)
-        except StreamValidatorError as exc:
+                ensure_topic(admin, args.topic, args.partitions or 1, timeout, where=where)
+            producer = producer_from_settings(config, on_error=_error_reporter(stop))
+            check_topic(admin, args.topic, timeout, where=where)
+        except StreamValidatorError as exc:  # also a setting librdkafka refused (ConfigError)
             print(f"{_PROG}: error: {exc}", file=sys.stderr)
-            return SimulateExit.USAGE
-        except KafkaException as exc:  # librdkafka refused a setting
-            print(f"{_PROG}: error: {describe_error(exc)}", file=sys.stderr)
             return SimulateExit.USAGE
         sim = Simulator(
             args.entity,
@@ -241,16 +242,16 @@ def _summary(args: argparse.Namespace, seed: int, result: RunResult) -> dict[str
     }
 
 
-def _error_reporter(stop: StopFlag) -> Callable[[KafkaError], None]:
-    """librdkafka's error callback: report each kind of error once; stop on a fatal one."""
-    seen: set[int] = set()
+def _error_reporter(stop: StopFlag) -> Callable[[KafkaErrorInfo], None]:
+    """The producer's error callback: report each kind of error once; stop on a fatal one."""
+    seen: set[str] = set()
 
-    def on_error(err: KafkaError) -> None:
-        if err.fatal():
-            stop.abort(f"fatal error: {err.str()}")
-        if err.code() not in seen:
-            seen.add(err.code())
-            print(f"{_PROG}: kafka: {err.str()}", file=sys.stderr)
+    def on_error(err: KafkaErrorInfo) -> None:
+        if err.fatal:
+            stop.abort(f"fatal error: {err.reason}")
+        if err.code not in seen:
+            seen.add(err.code)
+            print(f"{_PROG}: kafka: {err.reason}", file=sys.stderr)
 
     return on_error
 

@@ -120,6 +120,20 @@ def create_producer(
     return ConfluentProducer(_build(Producer, settings, config, "producer"))
 
 
+def producer_from_settings(
+    settings: Mapping[str, Any], *, on_error: Callable[[KafkaErrorInfo], None] | None = None
+) -> ConfluentProducer:
+    """A producer from plain librdkafka settings (the simulator has no service config);
+    ``on_error`` gets client errors, a refused setting raises ConfigError."""
+    callback = _errors_to(on_error)
+    try:
+        return ConfluentProducer(
+            Producer(dict(settings) | ({"error_cb": callback} if callback else {}))
+        )
+    except (KafkaException, ValueError, TypeError) as exc:
+        raise ConfigError(f"invalid producer settings: {exc}") from None
+
+
 def create_admin(
     config: ServiceConfig, overrides: Mapping[str, Any] | None = None
 ) -> ConfluentAdmin:

@@ -87,15 +87,25 @@ class Deliveries(Generic[R]):
         return all(d.status is Status.DELIVERED for d in self.items)
 
 
-def produce_one(producer: Producer, record: Producible, on_delivery: DeliveryCallback) -> None:
+def produce_one(
+    producer: Producer,
+    record: Producible,
+    on_delivery: DeliveryCallback,
+    *,
+    give_up: Callable[[], bool] = lambda: False,
+) -> bool:
     """Enqueue one record; while the local queue is full, serve deliveries and retry.
 
-    Raises KafkaClientError when the client refuses the record itself."""
+    Returns False, the record not enqueued, when ``give_up()`` is true while waiting for room
+    (the simulator's stop request). Raises KafkaClientError when the client refuses the
+    record itself."""
     while True:
         try:
             producer.produce(record, on_delivery)
-            return
+            return True
         except BufferError:
+            if give_up():
+                return False
             producer.poll(_QUEUE_FULL_POLL_S)
 
 

@@ -3,18 +3,21 @@
 The range ends at offsets observed before reading starts, so a reader never waits for
 records that arrive later. With ``isolation.level=read_committed`` the end of a partition
 may be a transaction marker or aborted records that are never delivered: the consumer's
-partition-EOF event tells that everything below the log end was read.
+partition-EOF event (``enable.partition.eof``) tells that everything below the log end was
+read. It reads through ``ports.Consumer``, so the fake broker drives it in unit tests.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
-
-from stream_validator.errors import ReadStalledError
-from stream_validator.kafka.messages import source_record
+from stream_validator.errors import KafkaClientError, ReadStalledError
+from stream_validator.kafka.ports import PARTITION_EOF, Consumer, ConsumerError
 from stream_validator.records import SourceRecord
+
+# How long one consume() call may wait; the stall timeout bounds the whole read.
+_POLL_S = 0.2
 
 
 class RangeReader:
@@ -26,16 +29,19 @@ class RangeReader:
         topic: str,
         ranges: dict[int, tuple[int, int]],
         stall_timeout_s: float,
+        *,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._consumer = consumer
         self._topic = topic
         self._stall_timeout_s = stall_timeout_s
+        self._clock = clock
         self.position = {p: start for p, (start, _) in ranges.items()}
         self._start = dict(self.position)
         self.pending = {p: end for p, (start, end) in ranges.items() if start < end}
         self.total = sum(end - start for start, end in ranges.values() if start < end)
         if self.pending:
-            consumer.assign([TopicPartition(topic, p, self.position[p]) for p in self.pending])
+            consumer.assign({(topic, p): self.position[p] for p in self.pending})
 
     @property
     def done(self) -> int:
@@ -43,51 +49,60 @@ class RangeReader:
         return sum(self.position[p] - self._start[p] for p in self.position)
 
     def read_chunk(self, size: int) -> tuple[list[SourceRecord], set[int]]:
-        """Up to ``size`` records, and the partitions whose position moved."""
+        """Up to ``size`` records, and the partitions whose position moved.
+
+        Raises ReadStalledError when nothing arrives for the stall timeout while partitions
+        are unfinished, and KafkaClientError on a consumer error other than partition EOF."""
         records: list[SourceRecord] = []
         touched: set[int] = set()
-        deadline = time.monotonic() + self._stall_timeout_s
+        deadline = self._clock() + self._stall_timeout_s
         while self.pending and len(records) < size:
-            messages = self._consumer.consume(num_messages=size - len(records), timeout=0.2)
-            if not messages:
+            consumed = self._consumer.consume(size - len(records), _POLL_S)
+            if not consumed.records and not consumed.errors:
                 if records or touched:
                     break
-                if time.monotonic() > deadline:
+                if self._clock() > deadline:
                     raise ReadStalledError(
                         f"no progress reading {self._topic} for {self._stall_timeout_s:.0f}s"
                         f" (partitions {sorted(self.pending)} unfinished)"
                     )
                 continue
-            deadline = time.monotonic() + self._stall_timeout_s
-            for message in messages:
-                self._take(message, records, touched)
+            deadline = self._clock() + self._stall_timeout_s
+            # An EOF event follows the partition's last record, so records go first.
+            for record in consumed.records:
+                self._take(record, records, touched)
+            for error in consumed.errors:
+                self._at_end(error, touched)
         return records, touched
 
-    def _take(self, message: Message, records: list[SourceRecord], touched: set[int]) -> None:
-        partition, offset, error = message.partition(), message.offset(), message.error()
-        if partition is None or partition not in self.pending or offset is None:
-            if error is not None and error.code() != KafkaError._PARTITION_EOF:
-                raise KafkaException(error)
-            return
+    def _take(self, record: SourceRecord, records: list[SourceRecord], touched: set[int]) -> None:
+        partition, offset = record.partition, record.offset
+        if record.topic != self._topic or partition not in self.pending:
+            return  # fetched before its partition was finished and paused
         end = self.pending[partition]
-        if error is not None:
-            if error.code() != KafkaError._PARTITION_EOF:
-                raise KafkaException(error)
-            # At the log end: everything below it was read (aborted records, markers).
-            self.position[partition] = max(self.position[partition], min(offset, end))
-            self._finish(partition, touched)
-            return
         if offset >= end:
             self.position[partition] = max(self.position[partition], end)
             self._finish(partition, touched)
             return
-        records.append(source_record(message))
+        records.append(record)
         self.position[partition] = offset + 1
         touched.add(partition)
         if offset + 1 >= end:
             self._finish(partition, touched)
 
+    def _at_end(self, error: ConsumerError, touched: set[int]) -> None:
+        if error.info.code != PARTITION_EOF:
+            where = f"reading {error.topic or self._topic} [{error.partition}]"
+            raise KafkaClientError(error.info, where)
+        partition, offset = error.partition, error.offset
+        if partition is None or partition not in self.pending or offset is None:
+            return
+        # At the log end: everything below it was read (aborted records, markers).
+        end = self.pending[partition]
+        self.position[partition] = max(self.position[partition], min(offset, end))
+        self._finish(partition, touched)
+
     def _finish(self, partition: int, touched: set[int]) -> None:
         del self.pending[partition]
         touched.add(partition)
-        self._consumer.pause([TopicPartition(self._topic, partition)])
+        self._consumer.pause([(self._topic, partition)])

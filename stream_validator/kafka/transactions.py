@@ -191,3 +191,9 @@ def committed_positions(
 
 class _AbortableError(Exception):
     pass
+
+
+TransactionCallError = _AbortableError
+"""What ``init`` raises when the call failed without losing the producer (a retriable error
+outlasted the retries, or an abortable one); ``commit`` and ``recover`` handle it themselves.
+Public so that a caller without ``recover`` (the replay runner) can stop on it."""

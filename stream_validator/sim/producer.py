@@ -1,24 +1,25 @@
 """The simulator's imperative shell: topic setup, the paced produce loop, delivery accounting.
 
-``produce_simulated`` drives a ``Simulator`` into a producer until a count, a duration or a
-stop request ends it, then flushes with a bounded wait. Waiting for the next paced message
-happens inside ``producer.poll``, so delivery callbacks run while it waits and it never spins.
+``produce_simulated`` drives a ``Simulator`` into a producer (the Kafka adapter's
+``ports.Producer``) until a count, a duration or a stop request ends it, then flushes with a
+bounded wait. Records are enqueued by the adapter's one produce loop (``io.produce_one``,
+which waits out a full queue); waiting for the next paced message happens inside
+``producer.poll``, so delivery callbacks run while it waits and it never spins.
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
-from confluent_kafka import KafkaError, KafkaException, Producer
-
-# Where NewTopic is defined: confluent_kafka.admin re-exports it undeclared (mypy --strict).
 from stream_validator.errors import KafkaClientError, SimulateError, TopicAdminError
-from stream_validator.kafka.clients import admin_from_settings
+from stream_validator.kafka.io import produce_one
+from stream_validator.kafka.ports import Admin, DeliveryReport, Producer
 from stream_validator.kafka.topics import create_topics
+from stream_validator.records import Headers
 from stream_validator.sim import SimMessage, Simulator
 
 # Longest single wait, so a stop request or the end of a duration is seen promptly.
@@ -56,12 +57,12 @@ class DeliveryTally:
     failed: int = 0
     errors: list[str] = field(default_factory=list)
 
-    def on_delivery(self, err: KafkaError | None, _msg: object) -> None:
+    def on_delivery(self, report: DeliveryReport) -> None:
         """The producer's delivery callback."""
-        if err is None:
+        if report.error is None:
             self.delivered += 1
         else:
-            self.fail(f"{err.name()}: {err.str()}")
+            self.fail(report.error)
 
     def fail(self, err: object, count: int = 1) -> None:
         """Count ``count`` messages as failed, remembering the reason."""
@@ -90,10 +91,20 @@ class RunResult:
     stopped_by: str
 
 
-def describe_error(exc: BaseException) -> str:
-    """librdkafka's own wording for a KafkaException, else the exception's text."""
-    err = exc.args[0] if exc.args else None
-    return str(err.str()) if isinstance(err, KafkaError) else str(exc)
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """A simulated message addressed to its topic (``ports.Producible``)."""
+
+    topic: str
+    key: bytes | None
+    value: bytes | None
+    headers: Headers
+    timestamp_ms: int | None = None  # the broker's (or producer's) clock
+
+    @classmethod
+    def of(cls, topic: str, message: SimMessage) -> Outgoing:
+        """The message to produce to ``topic``."""
+        return cls(topic, message.key, message.value, list(message.headers))
 
 
 def seconds_until_due(sent: int, elapsed: float, rate: float) -> float:
@@ -146,23 +157,12 @@ def _enqueue(
     producer: Producer, topic: str, message: SimMessage, tally: DeliveryTally, stop: StopFlag
 ) -> bool:
     """Hand one message to the producer, waiting while its queue is full; False if stopped."""
-    while True:
-        try:
-            producer.produce(
-                topic,
-                message.value,
-                message.key,
-                headers=list[tuple[str, str | bytes | None]](message.headers),
-                on_delivery=tally.on_delivery,
-            )
-            return True
-        except BufferError:  # the local queue is full: serve deliveries, then retry
-            if stop.requests:
-                return False
-            producer.poll(_MAX_WAIT_S)
-        except KafkaException as exc:  # refused locally (e.g. too large): it failed
-            tally.fail(describe_error(exc))
-            return True
+    record = Outgoing.of(topic, message)
+    try:
+        return produce_one(producer, record, tally.on_delivery, give_up=lambda: stop.requests > 0)
+    except KafkaClientError as exc:  # refused locally (e.g. too large): it failed
+        tally.fail(exc.info)
+        return True
 
 
 def _flush(
@@ -173,41 +173,44 @@ def _flush(
     clock: Callable[[], float],
 ) -> None:
     """Flush in short slices so a second stop request cuts it short; leftovers count as failed."""
-    remaining = len(producer)
+    remaining = producer.flush(0)
     while remaining and stop.requests < 2 and clock() < deadline:
         remaining = producer.flush(_MAX_WAIT_S * 5)
     if remaining:
         tally.fail(f"{remaining} message(s) still undelivered when the flush ended", remaining)
 
 
-def check_topic(config: Mapping[str, Any], topic: str, timeout: float) -> int:
-    """Return the topic's partition count; raise SimulateError if unreachable or missing."""
-    bootstrap = config.get("bootstrap.servers", "?")
-    try:
-        count = admin_from_settings(config).topics(timeout).get(topic)
-    except KafkaClientError as exc:
-        raise SimulateError(
-            f"cannot reach Kafka at {bootstrap} within {timeout:g} s: {exc}"
-        ) from None
+def check_topic(admin: Admin, topic: str, timeout: float, *, where: str) -> int:
+    """Return the topic's partition count; raise SimulateError if unreachable or missing.
+    ``where`` names the broker (its bootstrap servers) in the messages."""
+    count = _topics(admin, timeout, where).get(topic)
     if not count:
         raise SimulateError(
-            f"topic {topic!r} is not available on {bootstrap}; "
-            "create it first or pass --create-topic"
+            f"topic {topic!r} is not available on {where}; create it first or pass --create-topic"
         )
     return count
 
 
-def ensure_topic(config: Mapping[str, Any], topic: str, partitions: int, timeout: float) -> bool:
+def ensure_topic(admin: Admin, topic: str, partitions: int, timeout: float, *, where: str) -> bool:
     """Create the topic unless it exists, then wait until it is usable; True if created."""
+    if _topics(admin, timeout, where).get(topic):
+        return False
     try:
         outcome = create_topics(
-            admin_from_settings(config),
+            admin,
             [topic],
             partitions=partitions,
             timeout_s=timeout,
             wait_until_usable=True,
-            where=f"Kafka at {config.get('bootstrap.servers', '?')}",
+            where=f"Kafka at {where}",
         )
     except TopicAdminError as exc:
         raise SimulateError(str(exc)) from None
     return outcome[topic] == "created"
+
+
+def _topics(admin: Admin, timeout: float, where: str) -> dict[str, int]:
+    try:
+        return admin.topics(timeout)
+    except KafkaClientError as exc:
+        raise SimulateError(f"cannot reach Kafka at {where} within {timeout:g} s: {exc}") from None

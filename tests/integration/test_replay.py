@@ -32,6 +32,8 @@ from service_helpers import (
 )
 
 from stream_validator.cli.replay import build_job, main, parse_args
+from stream_validator.kafka import ports
+from stream_validator.replay.clients import BrokerClients
 from stream_validator.replay.runner import DlqReplayer
 
 ROUTE = "ticks"
@@ -383,23 +385,36 @@ def test_crash_mid_replay_loses_and_duplicates_nothing(replay: Replay) -> None:
     """A replay killed with a transaction open is completed by the next run: every fixed
     record reaches read_committed readers of the target exactly once."""
 
-    class CrashingProducer(Producer):
+    class CrashingProducer:
+        """The broker's producer, dying in the third record's commit."""
+
         produced = 0
 
-        def produce(self, *args: Any, **kwargs: Any) -> None:
-            type(self).produced += 1
-            super().produce(*args, **kwargs)
+        def __init__(self, producer: ports.Producer) -> None:
+            self._producer = producer
 
-        def commit_transaction(self, *args: Any) -> None:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._producer, name)
+
+        def produce(self, record: ports.Producible, on_delivery: ports.DeliveryCallback) -> None:
+            type(self).produced += 1
+            self._producer.produce(record, on_delivery)
+
+        def commit_transaction(self, timeout_s: float) -> None:
             if type(self).produced >= 3:
-                self.flush(10)  # the chunk's outputs are written, its offsets are not
+                self._producer.flush(10)  # the chunk's outputs are written, its offsets are not
                 raise SimulatedCrash
-            super().commit_transaction(*args)
+            self._producer.commit_transaction(timeout_s)
+
+    class CrashingClients(BrokerClients):
+        def producer(self) -> ports.Producer:
+            return cast(ports.Producer, CrashingProducer(super().producer()))
 
     args = ("--batch-size", "2", "--kind", "below_min")
     job = build_job(parse_args(replay.args(*args)))
+    clients = CrashingClients(job.config, group=job.group, transactional_id=job.group_base)
     with pytest.raises(SimulatedCrash):
-        DlqReplayer(job, producer_factory=CrashingProducer).run()
+        DlqReplayer(job, clients=clients).run()
     uncommitted = read_topic(replay.bootstrap, replay.target)
     assert len(replay.target_records()) < len(uncommitted) <= 6
     assert replay.run(*args)[0] == 0

@@ -1,4 +1,5 @@
-"""The simulator's produce loop against a fake producer and a fake clock: limits, pacing, faults."""
+"""The simulator's produce loop against a scripted producer and a fake clock: limits, pacing,
+faults. (tests/unit/sim/test_producer_fake.py runs it on the in-memory fake broker.)"""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from confluent_kafka import KafkaError
 
+from stream_validator.errors import KafkaErrorInfo
+from stream_validator.kafka.ports import DeliveryCallback, DeliveryReport, Producible
 from stream_validator.sim import Schedule, Simulator
 from stream_validator.sim.producer import (
     DeliveryTally,
@@ -17,8 +19,6 @@ from stream_validator.sim.producer import (
     produce_simulated,
     seconds_until_due,
 )
-
-Callback = Callable[[Any, Any], None]
 
 
 class FakeClock:
@@ -31,53 +31,50 @@ class FakeClock:
         return self.now
 
 
-class FakeProducer:
-    """Queues messages and delivers them on poll/flush; the test picks what goes wrong."""
+class ScriptedProducer:
+    """Queues messages and delivers them on poll/flush, moving the clock while it waits; the
+    test picks what goes wrong."""
 
     def __init__(self, clock: FakeClock, *, fail: bool = False, stuck: bool = False) -> None:
         self.clock = clock
         self.fail = fail
         self.stuck = stuck
-        self.queue: list[Callback] = []
+        self.queue: list[tuple[str, DeliveryCallback]] = []
         self.produced: list[tuple[str, bytes | None, bytes, list[tuple[str, Any]]]] = []
         self.waits: list[float] = []
         self.full_for = 0
         self.on_produce: Callable[[int], None] = lambda _count: None
 
-    def produce(
-        self, topic: str, value: bytes | None, key: bytes, *, headers: Any, on_delivery: Callback
-    ) -> None:
+    def produce(self, record: Producible, on_delivery: DeliveryCallback) -> None:
         if self.full_for:
             self.full_for -= 1
             raise BufferError("queue full")
-        self.produced.append((topic, value, key, headers))
-        self.queue.append(on_delivery)
+        self.produced.append((record.topic, record.value, record.key, record.headers))
+        self.queue.append((record.topic, on_delivery))
         self.on_produce(len(self.produced))
 
-    def poll(self, timeout: float) -> int:
-        self.waits.append(timeout)
-        self.clock.now += timeout
+    def poll(self, timeout_s: float) -> int:
+        self.waits.append(timeout_s)
+        self.clock.now += timeout_s
         return self._deliver()
 
-    def flush(self, timeout: float) -> int:
-        self.clock.now += timeout if self.stuck else 0.0
+    def flush(self, timeout_s: float) -> int:
+        self.clock.now += timeout_s if self.stuck else 0.0
         self._deliver()
-        return len(self.queue)
-
-    def __len__(self) -> int:
         return len(self.queue)
 
     def _deliver(self) -> int:
         if self.stuck:
             return 0
         delivered, self.queue = self.queue, []
-        for callback in delivered:
-            callback(KafkaError(KafkaError._MSG_TIMED_OUT) if self.fail else None, None)
+        error = KafkaErrorInfo("_MSG_TIMED_OUT", "Local: Message timed out") if self.fail else None
+        for topic, callback in delivered:
+            callback(DeliveryReport(topic, error))
         return len(delivered)
 
 
 def run(
-    producer: FakeProducer,
+    producer: ScriptedProducer,
     limits: Limits,
     *,
     specs: tuple[str, ...] = (),
@@ -98,7 +95,7 @@ def run(
 
 def test_count_limit_produces_exactly_that_many() -> None:
     """--count N produces N messages, all delivered, counted per scenario."""
-    producer = FakeProducer(FakeClock())
+    producer = ScriptedProducer(FakeClock())
     result = run(producer, Limits(count=500), specs=("garbage@n100+50",))
     assert len(producer.produced) == 500
     assert result.produced == {"clean": 450, "garbage": 50}
@@ -108,7 +105,7 @@ def test_count_limit_produces_exactly_that_many() -> None:
 
 def test_messages_go_to_the_topic_with_key_and_scenario_header() -> None:
     """Each message is produced with the symbol key and the sv-sim-scenario header."""
-    producer = FakeProducer(FakeClock())
+    producer = ScriptedProducer(FakeClock())
     run(producer, Limits(count=3))
     for topic, _value, key, headers in producer.produced:
         assert topic == "topic" and key
@@ -117,7 +114,7 @@ def test_messages_go_to_the_topic_with_key_and_scenario_header() -> None:
 
 def test_rate_paces_messages_over_the_duration() -> None:
     """At 50 msgs/s for 2 s, 100 messages go out, each no earlier than due."""
-    producer = FakeProducer(FakeClock())
+    producer = ScriptedProducer(FakeClock())
     result = run(producer, Limits(duration=2.0, rate=50.0))
     assert result.produced["clean"] == 100
     assert result.stopped_by == "duration"
@@ -125,7 +122,7 @@ def test_rate_paces_messages_over_the_duration() -> None:
 
 def test_pacing_waits_in_poll_without_spinning() -> None:
     """Waits are polls of 1 ms to 0.1 s (librdkafka counts whole ms), and few of them."""
-    producer = FakeProducer(FakeClock())
+    producer = ScriptedProducer(FakeClock())
     run(producer, Limits(duration=10.0, rate=2.0))
     waits = [w for w in producer.waits if w > 0]
     assert waits and min(waits) >= 0.001 and max(waits) <= 0.1
@@ -134,7 +131,7 @@ def test_pacing_waits_in_poll_without_spinning() -> None:
 
 def test_high_rates_send_bursts_instead_of_sub_millisecond_waits() -> None:
     """At 20,000 msgs/s no wait is shorter than 1 ms, and the rate still holds."""
-    producer = FakeProducer(FakeClock())
+    producer = ScriptedProducer(FakeClock())
     result = run(producer, Limits(duration=0.5, rate=20_000.0))
     assert min(w for w in producer.waits if w > 0) >= 0.001
     assert 9_900 <= sum(result.produced.values()) <= 10_020
@@ -142,7 +139,7 @@ def test_high_rates_send_bursts_instead_of_sub_millisecond_waits() -> None:
 
 def test_whichever_limit_comes_first_stops_the_run() -> None:
     """With both --count and --duration, the earlier one ends the run."""
-    producer = FakeProducer(FakeClock())
+    producer = ScriptedProducer(FakeClock())
     result = run(producer, Limits(count=1000, duration=1.0, rate=100.0))
     assert result.stopped_by == "duration"
     assert sum(result.produced.values()) == 100
@@ -150,7 +147,7 @@ def test_whichever_limit_comes_first_stops_the_run() -> None:
 
 def test_stop_request_ends_the_run_and_still_flushes() -> None:
     """A signal stops producing; what was produced is still delivered."""
-    producer = FakeProducer(FakeClock())
+    producer = ScriptedProducer(FakeClock())
     stop = StopFlag()
     producer.on_produce = lambda n: stop.request() if n == 42 else None
     result = run(producer, Limits(count=1000), stop=stop)
@@ -160,14 +157,14 @@ def test_stop_request_ends_the_run_and_still_flushes() -> None:
 
 def test_failed_deliveries_are_counted_with_the_reason() -> None:
     """Delivery errors count as failed and their text is kept once."""
-    result = run(FakeProducer(FakeClock(), fail=True), Limits(count=20))
+    result = run(ScriptedProducer(FakeClock(), fail=True), Limits(count=20))
     assert (result.tally.delivered, result.tally.failed) == (0, 20)
     assert result.tally.errors == ["_MSG_TIMED_OUT: Local: Message timed out"]
 
 
 def test_full_queue_is_waited_out() -> None:
     """BufferError from a full local queue is retried after serving deliveries."""
-    producer = FakeProducer(FakeClock())
+    producer = ScriptedProducer(FakeClock())
     producer.full_for = 3
     result = run(producer, Limits(count=10))
     assert result.tally.delivered == 10
@@ -175,14 +172,14 @@ def test_full_queue_is_waited_out() -> None:
 
 def test_undelivered_after_the_flush_timeout_count_as_failed() -> None:
     """Messages still queued when the bounded flush ends are failures, not silence."""
-    result = run(FakeProducer(FakeClock(), stuck=True), Limits(count=7), flush_timeout=2.0)
+    result = run(ScriptedProducer(FakeClock(), stuck=True), Limits(count=7), flush_timeout=2.0)
     assert result.tally.failed == 7
     assert "7 message(s) still undelivered" in result.tally.errors[0]
 
 
 def test_second_stop_request_abandons_the_flush() -> None:
     """A second signal during a stuck flush ends it at once."""
-    producer = FakeProducer(FakeClock(), stuck=True)
+    producer = ScriptedProducer(FakeClock(), stuck=True)
     stop = StopFlag()
     producer.on_produce = lambda n: (stop.request(), stop.request()) if n == 5 else None
     start = producer.clock.now
@@ -193,7 +190,7 @@ def test_second_stop_request_abandons_the_flush() -> None:
 
 def test_fatal_error_names_itself_as_the_stop_reason() -> None:
     """An abort records its reason instead of 'signal'."""
-    producer = FakeProducer(FakeClock())
+    producer = ScriptedProducer(FakeClock())
     stop = StopFlag()
     producer.on_produce = lambda n: stop.abort("fatal error: fenced") if n == 5 else None
     assert run(producer, Limits(count=100), stop=stop).stopped_by == "fatal error: fenced"
