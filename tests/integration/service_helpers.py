@@ -34,24 +34,6 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def tick(seq: int, **changes: object) -> dict[str, object]:
-    """A tick valid under config/contracts/tick.yaml, unique by seq."""
-    record: dict[str, object] = {
-        "symbol": f"SYM{seq % 13}",
-        "exchange": "XNAS",
-        "event_ts": "2026-11-30T14:30:00.000001+00:00",
-        "seq": seq,
-        "price": 100.0 + seq % 50,
-        "size": 10 + seq % 7,
-        "bid": 99.99,
-        "ask": 100.01,
-        "bid_sz": 3,
-        "ask_sz": 4,
-    }
-    record.update(changes)
-    return record
-
-
 def encode(record: object) -> bytes:
     """Compact JSON bytes of a record."""
     return json.dumps(record, separators=(",", ":")).encode()

@@ -18,12 +18,12 @@ from service_helpers import (
     all_consumed,
     encode,
     route,
-    tick,
     wait_until,
     write_config,
 )
 
 from stream_validator.cli.replay import main as replay_main
+from tests.support.ticks import tick
 
 LIMIT = 1_048_576  # service.max_message_bytes default
 

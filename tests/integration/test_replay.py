@@ -26,13 +26,13 @@ from service_helpers import (
     ThreadedService,
     encode,
     route,
-    tick,
     wait_until,
     write_config,
 )
 
 from stream_validator.cli.replay import build_job, main, parse_args
 from stream_validator.replay.runner import DlqReplayer
+from tests.support.ticks import tick
 
 ROUTE = "ticks"
 DLQ_PARTITIONS = 2

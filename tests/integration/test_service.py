@@ -28,12 +28,12 @@ from service_helpers import (
     all_consumed,
     encode,
     route,
-    tick,
     wait_until,
     write_config,
 )
 
 from stream_validator.cli.devkafka import LocalKafkaBroker
+from tests.support.ticks import tick
 
 Outgoing = tuple[bytes | None, bytes | None, list[tuple[str, bytes]] | None]
 

@@ -21,10 +21,11 @@ from service_helpers import (
     all_consumed,
     encode,
     route,
-    tick,
     wait_until,
     write_config,
 )
+
+from tests.support.ticks import tick
 
 
 def setup_stream(bootstrap: str, count: int) -> tuple[str, str, str]:

@@ -16,13 +16,13 @@ from service_helpers import (
     all_consumed,
     encode,
     route,
-    tick,
     wait_until,
     write_config,
 )
 
 from stream_validator.service.pipeline import BatchPlan
 from stream_validator.service.state import ServiceHooks
+from tests.support.ticks import tick
 
 MODES = ["at-least-once", "exactly-once"]
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 from stream_validator.config.settings import RouteConfig
 from stream_validator.contracts import load_contract
 from stream_validator.records import SourceRecord
 from stream_validator.service.pipeline import BatchPlan, RouteProcessor
+from tests.support.ticks import tick
 
 TICK = Path(__file__).resolve().parents[2] / "config" / "contracts" / "tick.yaml"
 RECORDS, KEYS_PER_RECORD = 20, 4_500
@@ -24,18 +24,6 @@ def flood_plan() -> BatchPlan:
     )
     records = []
     for i in range(RECORDS):
-        value: dict[str, object] = {
-            "symbol": "A",
-            "exchange": "X",
-            "event_ts": "2026-11-30T00:00:00Z",
-            "seq": i,
-            "price": 1.5,
-            "size": 1,
-            "bid": 1.4,
-            "ask": 1.6,
-            "bid_sz": 1,
-            "ask_sz": 1,
-        }
-        value.update({f"{'k' * (j % 3) * 100}{i}_{j}": 1 for j in range(KEYS_PER_RECORD)})
-        records.append(SourceRecord("src", 0, i, None, json.dumps(value).encode(), [], 1000))
+        extra = {f"{'k' * (j % 3) * 100}{i}_{j}": 1 for j in range(KEYS_PER_RECORD)}
+        records.append(SourceRecord("src", 0, i, None, tick.json(i, **extra), [], 1000))
     return processor.plan(records, validated_at="t")

@@ -10,12 +10,13 @@ from stream_validator.service.delivery import Deliveries
 from stream_validator.service.pipeline import BatchPlan
 from stream_validator.service.reporting import BatchReporter
 from stream_validator.service.state import ServiceHooks, ServiceState
+from tests.support.ticks import tick
 
-from .test_pipeline import processor, source, tick
+from .test_pipeline import processor, source
 
 
 def plan() -> BatchPlan:
-    return processor().plan(source([tick(1), b"garbage"]), validated_at="2026-12-01T00:00:00Z")
+    return processor().plan(source([tick.json(1), b"garbage"]), validated_at="2026-12-01T00:00:00Z")
 
 
 def test_raising_hook_is_counted_and_logged_once(caplog: pytest.LogCaptureFixture) -> None:
