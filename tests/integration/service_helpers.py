@@ -1,4 +1,6 @@
-"""Running the validator service against the real broker, in-process or as a subprocess."""
+"""Running the validator service against the real broker, in-process or as a subprocess:
+the set-up of one route's topics and config (``new_stream``), waiting on conditions
+(``wait_until``), and the service on a thread or as a process."""
 
 from __future__ import annotations
 
@@ -12,16 +14,27 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
-from kafka_helpers import committed_offsets, end_offsets
+from kafka_helpers import (
+    IsolationLevel,
+    committed_offsets,
+    create_topic,
+    end_offsets,
+    produce,
+    read_topic,
+    unique_group,
+)
 
 from stream_validator.config.settings import ServiceConfig, load_config
 from stream_validator.service.loop import StreamService
 from stream_validator.service.state import ServiceHooks
+from tests.support.ticks import tick
 
 REPO = Path(__file__).resolve().parents[2]
 CONTRACTS = REPO / "config" / "contracts"
@@ -90,6 +103,68 @@ def route(
 def all_consumed(bootstrap: str, group: str, source: str) -> bool:
     """True when the group committed the end offset of every source partition."""
     return committed_offsets(bootstrap, group, source) == end_offsets(bootstrap, source)
+
+
+@dataclass(frozen=True)
+class Stream:
+    """One route on the test broker: its topics, a fresh consumer group, the config file."""
+
+    bootstrap: str
+    source: str
+    clean: str
+    dlq: str
+    group: str
+    config: Path
+
+    def all_consumed(self) -> bool:
+        """True when the group committed the end offset of every source partition."""
+        return all_consumed(self.bootstrap, self.group, self.source)
+
+    def produced(self, topic: str) -> int:
+        """How many records `topic` holds (its end offsets, summed)."""
+        return sum(end_offsets(self.bootstrap, topic).values())
+
+    def fill(self, count: int) -> None:
+        """`count` ticks keyed k0, k1, ...; every hundredth (i % 100 == 3) is garbage."""
+        values = [b"garbage" if i % 100 == 3 else encode(tick(i)) for i in range(count)]
+        messages = [(f"k{i}".encode(), v, None) for i, v in enumerate(values)]
+        produce(self.bootstrap, self.source, messages)
+
+    def outputs_by_source(
+        self, isolation_level: IsolationLevel = "read_uncommitted"
+    ) -> Counter[tuple[int, int]]:
+        """How often each source (partition, offset) appears across clean and DLQ; every
+        source record must appear (records are told apart by their unique keys)."""
+        coords = {m.key: (m.partition, m.offset) for m in read_topic(self.bootstrap, self.source)}
+        seen: Counter[tuple[int, int]] = Counter(
+            coords[m.key]
+            for m in read_topic(self.bootstrap, self.clean, isolation_level=isolation_level)
+        )
+        for message in read_topic(self.bootstrap, self.dlq, isolation_level=isolation_level):
+            envelope = json.loads(message.value or b"")
+            seen[(envelope["source"]["partition"], envelope["source"]["offset"])] += 1
+        assert set(seen) == set(coords.values()), "some source records have no output"
+        return seen
+
+
+def new_stream(
+    bootstrap: str,
+    tmp_path: Path,
+    *,
+    partitions: int = 1,
+    clean_config: Mapping[str, str] | None = None,
+    dlq_config: Mapping[str, str] | None = None,
+    **sections: Mapping[str, Any],
+) -> Stream:
+    """Fresh source and clean topics (`partitions` each), a one-partition DLQ topic, a fresh
+    group and a config (write_config's, plus `sections`) routing them with the tick contract."""
+    source = create_topic(bootstrap, partitions, prefix="src")
+    clean = create_topic(bootstrap, partitions, prefix="clean", config=clean_config)
+    dlq = create_topic(bootstrap, 1, prefix="dlq", config=dlq_config)
+    group = unique_group("svc")
+    routes = [route("ticks", source, clean, dlq)]
+    config = write_config(tmp_path, bootstrap, routes, group=group, **sections)
+    return Stream(bootstrap, source, clean, dlq, group, config)
 
 
 def wait_until(
@@ -177,6 +252,15 @@ class ServiceProcess:
 
     def status(self) -> dict[str, Any]:
         return self.get("/status")[1]
+
+    def commits(self) -> int:
+        """Offset commits (transactions in exactly-once mode) so far, from /status; 0 when
+        the endpoint does not answer."""
+        return int(self.status().get("commits", 0))
+
+    def reports_not_ready(self) -> bool:
+        """True when /status answers and says not ready (the service saw a broker error)."""
+        return self.status().get("ready") is False
 
     def signal(self, signum: int) -> None:
         assert self.proc is not None
