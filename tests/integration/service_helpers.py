@@ -5,6 +5,7 @@ the set-up of one route's topics and config (``new_stream``), waiting on conditi
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import socket
@@ -154,15 +155,17 @@ def new_stream(
     partitions: int = 1,
     clean_config: Mapping[str, str] | None = None,
     dlq_config: Mapping[str, str] | None = None,
+    route_options: Mapping[str, object] | None = None,
     **sections: Mapping[str, Any],
 ) -> Stream:
     """Fresh source and clean topics (`partitions` each), a one-partition DLQ topic, a fresh
-    group and a config (write_config's, plus `sections`) routing them with the tick contract."""
+    group and a config (write_config's, plus `sections`) routing them with the tick contract
+    (or route_options["contract"])."""
     source = create_topic(bootstrap, partitions, prefix="src")
     clean = create_topic(bootstrap, partitions, prefix="clean", config=clean_config)
     dlq = create_topic(bootstrap, 1, prefix="dlq", config=dlq_config)
     group = unique_group("svc")
-    routes = [route("ticks", source, clean, dlq)]
+    routes = [route("ticks", source, clean, dlq, **(route_options or {}))]
     config = write_config(tmp_path, bootstrap, routes, group=group, **sections)
     return Stream(bootstrap, source, clean, dlq, group, config)
 
@@ -177,6 +180,29 @@ def wait_until(
             return
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+class ServiceLog(logging.Handler):
+    """The messages the service logs in this process while the block runs (attached to the
+    service's own logger, so the CLI turning propagation off does not hide them)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.messages: list[str] = []
+        self._logger = logging.getLogger("stream_validator.service")
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+    def saw(self, text: str) -> bool:
+        return any(text in message for message in list(self.messages))
+
+    def __enter__(self) -> ServiceLog:
+        self._logger.addHandler(self)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._logger.removeHandler(self)
 
 
 class ThreadedService:

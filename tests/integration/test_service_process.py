@@ -24,14 +24,20 @@ def kill_mid_stream_then_recover(
     finally:
         first.kill()
     assert stream.produced(stream.clean) < total * 0.99, "killed too late to be mid-stream"
-    second = ServiceProcess(stream.config, tmp_path / "run2.log").start()
+    return stream, run_to_the_end(stream, tmp_path / "run2.log", 120)
+
+
+def run_to_the_end(stream: Stream, log_path: Path, timeout: float) -> ServiceProcess:
+    """Start the service, wait until its group committed every source record, SIGTERM it:
+    it must exit 0."""
+    service = ServiceProcess(stream.config, log_path).start()
     try:
-        wait_until(stream.all_consumed, 120, "all committed")
-        second.signal(signal.SIGTERM)
-        assert second.wait(30) == 0
+        wait_until(stream.all_consumed, timeout, "all committed")
+        service.signal(signal.SIGTERM)
+        assert service.wait(30) == 0, service.logs()[-3000:]
     finally:
-        second.kill()
-    return stream, second
+        service.kill()
+    return service
 
 
 def test_sigterm_exits_zero_and_restart_adds_no_duplicates(
@@ -50,13 +56,7 @@ def test_sigterm_exits_zero_and_restart_adds_no_duplicates(
     finally:
         service.kill()
     assert any(e.get("msg") == "stopped" for e in service.log_events())
-    second = ServiceProcess(stream.config, tmp_path / "run2.log").start()
-    try:
-        wait_until(stream.all_consumed, 90, "all committed")
-        second.signal(signal.SIGTERM)
-        assert second.wait(30) == 0
-    finally:
-        second.kill()
+    run_to_the_end(stream, tmp_path / "run2.log", 90)
     seen = stream.outputs_by_source()
     assert max(seen.values()) == 1, "a clean restart must not duplicate outputs"
 
