@@ -11,10 +11,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from stream_validator import DataSchemaContractVerifier, FieldSpec, SchemaContract
+from stream_validator.config.settings import RouteConfig
+from stream_validator.contracts import load_contract
+from stream_validator.service.pipeline import RouteProcessor
+
+TICK_YAML = Path(__file__).resolve().parents[2] / "config" / "contracts" / "tick.yaml"
 
 
 class TickFactory:
@@ -68,6 +75,31 @@ seed_tick = TickFactory(_seed_tick)
 def make_tick() -> TickFactory:
     """The config/contracts/tick.yaml tick factory."""
     return tick
+
+
+def tick_processor(
+    *,
+    contract: SchemaContract | None = None,
+    max_message_bytes: int = 1_048_576,
+    **route_options: Any,
+) -> RouteProcessor:
+    """The pure pipeline of a route src -> clean | dlq checking ``tick`` records against
+    config/contracts/tick.yaml (or ``contract``); ``route_options`` are RouteConfig fields."""
+    route = RouteConfig(
+        name="ticks",
+        contract_path=str(TICK_YAML),
+        contract=contract or load_contract(TICK_YAML),
+        clean_topic="clean",
+        dlq_topic="dlq",
+        source_topics=("src",),
+        **route_options,
+    )
+    return RouteProcessor(
+        route,
+        consumer_group="g",
+        validator_version="0.1.0",
+        max_message_bytes=max_message_bytes,
+    )
 
 
 def tick_contract(**overrides: object) -> SchemaContract:

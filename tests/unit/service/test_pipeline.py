@@ -3,31 +3,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-from stream_validator.config.settings import RouteConfig
-from stream_validator.contracts import load_contract
 from stream_validator.records import SourceRecord
 from stream_validator.service.pipeline import RouteProcessor
 from tests.support.flood import flood_plan
-from tests.support.ticks import TickFactory
-
-TICK = Path(__file__).resolve().parents[3] / "config" / "contracts" / "tick.yaml"
+from tests.support.ticks import TickFactory, tick_processor
 
 
 def processor(policy: str = "alert") -> RouteProcessor:
-    route = RouteConfig(
-        name="ticks",
-        contract_path=str(TICK),
-        contract=load_contract(TICK),
-        clean_topic="clean",
-        dlq_topic="dlq",
-        source_topics=("src",),
-        on_null_ceiling_breach=policy,
-    )
-    return RouteProcessor(
-        route, consumer_group="g", validator_version="0.1.0", max_message_bytes=1_048_576
-    )
+    return tick_processor(on_null_ceiling_breach=policy)
 
 
 def source(values: list[bytes | None]) -> list[SourceRecord]:
