@@ -85,8 +85,8 @@ def test_sigterm_while_blocked_in_librdkafka_exits_within_the_deadline(
     try:
         wait_until(lambda: service.commits() >= 20, 90, "20 commits in /status")
         restartable_kafka.kill()
-        # Seen by the client's error callback, which librdkafka serves inside flush(): the
-        # loop is now waiting there (up to 125 s) for acknowledgements that cannot come.
+        # Not ready means a client error callback saw the broker go; with a batch in flight
+        # the loop then waits in librdkafka (up to 125 s) for acknowledgements that cannot come.
         wait_until(service.reports_not_ready, 60, "/status to report the broker gone")
         service.signal(signal.SIGTERM)
         code = service.wait(5 + 5)
