@@ -288,6 +288,11 @@ class ServiceProcess:
         """True when /status answers and says not ready (the service saw a broker error)."""
         return self.status().get("ready") is False
 
+    def reports_stuck(self) -> bool:
+        """True when /status answers and says not live: the loop has not come round within
+        service.liveness_timeout_s (it is blocked)."""
+        return self.status().get("live") is False
+
     def signal(self, signum: int) -> None:
         assert self.proc is not None
         self.proc.send_signal(signum)

@@ -77,7 +77,8 @@ def test_sigterm_while_blocked_in_librdkafka_exits_within_the_deadline(
         tmp_path,
         partitions=3,
         batch={"max_records": 100},
-        service={"shutdown_timeout_s": 5},
+        # Not live once the loop has not come round for 3 s: blocked, which is what we wait for.
+        service={"shutdown_timeout_s": 5, "liveness_timeout_s": 3},
         kafka=kafka,
     )
     stream.fill(20_000)
@@ -85,9 +86,9 @@ def test_sigterm_while_blocked_in_librdkafka_exits_within_the_deadline(
     try:
         wait_until(lambda: service.commits() >= 20, 90, "20 commits in /status")
         restartable_kafka.kill()
-        # Not ready means a client error callback saw the broker go; with a batch in flight
-        # the loop then waits in librdkafka (up to 125 s) for acknowledgements that cannot come.
-        wait_until(service.reports_not_ready, 60, "/status to report the broker gone")
+        # With a batch in flight the loop now waits in librdkafka (up to 125 s) for
+        # acknowledgements that cannot come, and stops coming round.
+        wait_until(service.reports_stuck, 60, "/status to report the loop stuck (not live)")
         service.signal(signal.SIGTERM)
         code = service.wait(5 + 5)
     finally:
