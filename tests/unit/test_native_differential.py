@@ -254,8 +254,24 @@ GOOD = (
         [GOOD + b"]\n,[" + GOOD, GOOD[:-1], b"}"],
         [GOOD.replace(b'"A"', b'"A]\\n,["'), GOOD.replace(b'"seq":1', b'"seq":1,"seq":-1')],
         [GOOD.replace(b"+00:00", b"z"), GOOD.replace(b"+00:00", b"Z"), GOOD.replace(b"T", b"t")],
+        [GOOD, GOOD.replace(b"+00:00", b"\\u007a"), GOOD.replace(b'"sym"', b'"s\\u0079m"')],
+        [GOOD.replace(b',"size_z":-1.0', b""), GOOD, GOOD.replace(b"+00:00", b"z"), GOOD],
+        [GOOD, GOOD.replace(b'"A"', b'"A]"'), GOOD, GOOD.replace(b'"seq":1', b'"seq":-1'), GOOD],
+        [GOOD, GOOD + b"],[" + GOOD, GOOD, b"[1]", GOOD, GOOD[:-1], GOOD],
+        [GOOD, GOOD.replace(b'"seq":1', b'"seq":-1'), GOOD, b"{", GOOD, b"\xff" + GOOD, GOOD],
     ],
-    ids=["glued-then-split", "separator-inside", "unbalanced", "string-and-dup", "lowercase-z"],
+    ids=[
+        "glued-then-split",
+        "separator-inside",
+        "unbalanced",
+        "string-and-dup",
+        "lowercase-z",
+        "escaped-z-and-key",
+        "missing-z-key-hides-a-z",
+        "bracket-before-failure",
+        "extra-arrays-then-failures",
+        "failures-resumed-in-place",
+    ],
 )
 def test_adversarial_boundaries_agree(batch: list[bytes]) -> None:
     """Payloads built to shift element boundaries of a joined decode get the rules' verdict."""
