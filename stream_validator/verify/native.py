@@ -221,11 +221,15 @@ class NativeCheck:
                     return declined
                 f, f_start = found
                 if f > a:
+                    size, bracket = window.span(rows, a, f)
+                    f_start = start + size
                     end = f_start - window.STEP
-                    if not window.has_bracket(rows, a, f):
+                    if not bracket:
                         self._settle(framed, rows, a, f, start, end, None, nulls, declined)
                     else:
                         self._prove(framed, rows, a, f, start, end, nulls, declined)
+                elif f_start < 0:
+                    f_start = start
                 declined.append(f)  # almost surely bad: the rules will say
                 a, start = f + 1, f_start + len(rows[f]) + window.STEP
                 if a == n:

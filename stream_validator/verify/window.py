@@ -16,6 +16,7 @@ SEP: Final = b"]\n,["
 CLOSE: Final = b"]]"
 STEP: Final = len(SEP)
 FIRST: Final = len(OPEN)  # where payload 0 starts
+LOOKAHEAD: Final = 16
 _ELEMENT: Final = re.compile(r" - at `\$\[(\d+)\]")
 _BYTE: Final = re.compile(r"\(byte (\d+)\)$")
 
@@ -27,9 +28,11 @@ def frame(rows: list[bytes]) -> bytearray:
     return bytearray(SEP).join([OPEN + rows[0], *rows[1:-1], rows[-1] + CLOSE])
 
 
-def has_bracket(rows: list[bytes], a: int, b: int) -> bool:
-    """True when one of rows[a:b] holds a ``]`` byte (in a string or not)."""
-    return b"".join(rows[a:b]).find(b"]") >= 0
+def span(rows: list[bytes], a: int, b: int) -> tuple[int, bool]:
+    """The bytes rows[a:b] take in a framed run, and whether one of them holds a ``]`` byte
+    (in a string or not)."""
+    joined = b"".join(rows[a:b])
+    return len(joined) + STEP * (b - a), joined.find(b"]") >= 0
 
 
 def resume(framed: bytearray, start: int) -> memoryview:
@@ -47,10 +50,11 @@ def locate(
     message: str, rows: list[bytes], a: int, start: int, mean: float
 ) -> tuple[int, int] | None:
     """The payload a decode of the run from ``rows[a]`` (at ``start``) failed on, and where
-    it starts; None when the message does not say.
+    it starts (-1: not worked out); None when the message does not say.
 
     ``$[i]`` in a validation error names element i; a malformed-JSON error gives a byte,
-    which belongs to the last payload whose ``[`` is at or before it (``mean``: the mean
+    and the fault is in the last payload whose ``[`` is at or before LOOKAHEAD bytes before
+    it, or in a later one (``mean``: the mean
     bytes per payload with its separator, to guess from). Without the bracket
     guarantee (module ``native``) the answer is a hint, which the caller re-proves.
     """
@@ -58,13 +62,15 @@ def locate(
     match = _ELEMENT.search(message)
     if match is not None:
         f = a + int(match.group(1))
-        if f >= n:
-            return None
-        return f, start + sum(map(len, rows[a:f])) + STEP * (f - a)
+        return (f, -1) if f < n else None
     match = _BYTE.search(message)
     if match is None:
         return None
-    x = start - 2 + int(match.group(1))  # absolute offset in the framed bytes
+    # msgspec reports a syntax error where it stopped reading, which may be past the
+    # fault: it reads a literal or an escape whole (``f`` + ``alse`` reads 4 bytes of the
+    # next frame; a surrogate pair escape 12). So the fault is at most LOOKAHEAD bytes
+    # before the byte it names, and only payloads ending before that surely completed.
+    x = start - 2 + int(match.group(1)) - LOOKAHEAD  # absolute offset in the framed bytes
     # Guess from the mean size, then step: payloads of a run are alike in size.
     f = min(n - 1, a + max(0, int((x - start + 1) / mean)))
     pos = start + sum(map(len, rows[a:f])) + STEP * (f - a)
