@@ -120,8 +120,11 @@ class RecordInspector:
     ) -> list[Violation]:
         """Report int fields that only failed because the decoder widened a >64-bit literal."""
         mismatch = ViolationKind.TYPE_MISMATCH
-        if all(violation.kind != mismatch for violation in violations):
-            return violations
+        for violation in violations:
+            if violation.kind == mismatch:
+                break
+        else:
+            return violations  # the common case, without building a new list
         out: list[Violation] = []
         has_literal: bool | None = None
         for violation in violations:
