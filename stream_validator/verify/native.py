@@ -219,7 +219,7 @@ class NativeCheck:
                 if found is None:
                     self._each(rows, a, n, nulls, declined)
                     return declined
-                f, f_start = found
+                f, f_start, last = found
                 if f > a:
                     size, bracket = window.span(rows, a, f)
                     f_start = start + size
@@ -230,8 +230,11 @@ class NativeCheck:
                         self._prove(framed, rows, a, f, start, end, nulls, declined)
                 elif f_start < 0:
                     f_start = start
-                declined.append(f)  # almost surely bad: the rules will say
-                a, start = f + 1, f_start + len(rows[f]) + window.STEP
+                if last > f:  # near a syntax error: one at a time, the last to the rules
+                    self._each(rows, f, last, nulls, declined)
+                    f_start += sum(map(len, rows[f:last])) + window.STEP * (last - f)
+                declined.append(last)  # almost surely bad: the rules will say
+                a, start = last + 1, f_start + len(rows[last]) + window.STEP
                 if a == n:
                     return declined
                 run = window.resume(framed, start)

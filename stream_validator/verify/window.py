@@ -48,29 +48,39 @@ def run_bytes(framed: bytearray, lo: int, hi: int) -> bytes:
 
 def locate(
     message: str, rows: list[bytes], a: int, start: int, mean: float
-) -> tuple[int, int] | None:
-    """The payload a decode of the run from ``rows[a]`` (at ``start``) failed on, and where
-    it starts (-1: not worked out); None when the message does not say.
+) -> tuple[int, int, int] | None:
+    """Where a decode of the run from ``rows[a]`` (at ``start``) failed: ``(f, f_start,
+    last)``, the fault being in one of rows[f:last + 1] and rows[a:f] complete; f_start is
+    where rows[f] starts (-1: not worked out). None when the message does not say.
 
-    ``$[i]`` in a validation error names element i; a malformed-JSON error gives a byte,
-    and the fault is in the last payload whose ``[`` is at or before LOOKAHEAD bytes before
-    it, or in a later one (``mean``: the mean
-    bytes per payload with its separator, to guess from). Without the bracket
-    guarantee (module ``native``) the answer is a hint, which the caller re-proves.
+    ``$[i]`` in a validation error names element i (f = last). A malformed-JSON error
+    names a byte: msgspec stops reading past the fault when it reads a literal or an
+    escape whole (``f`` + ``alse`` reads 4 bytes of the next frame, a surrogate pair
+    escape 12), so the fault is at most LOOKAHEAD bytes before that byte: f is the payload
+    holding that point, last the one holding the byte (``mean``, the mean bytes per payload
+    with its separator, is where the search starts). Without the bracket guarantee
+    (module ``native``) the answer is a hint, which the caller re-proves.
     """
     n = len(rows)
     match = _ELEMENT.search(message)
     if match is not None:
         f = a + int(match.group(1))
-        return (f, -1) if f < n else None
+        return (f, -1, f) if f < n else None
     match = _BYTE.search(message)
     if match is None:
         return None
-    # msgspec reports a syntax error where it stopped reading, which may be past the
-    # fault: it reads a literal or an escape whole (``f`` + ``alse`` reads 4 bytes of the
-    # next frame; a surrogate pair escape 12). So the fault is at most LOOKAHEAD bytes
-    # before the byte it names, and only payloads ending before that surely completed.
-    x = start - 2 + int(match.group(1)) - LOOKAHEAD  # absolute offset in the framed bytes
+    x = start - 2 + int(match.group(1))  # absolute offset in the framed bytes
+    f, pos = _row_at(rows, a, start, mean, x - LOOKAHEAD)
+    last, end = f, pos + len(rows[f]) + STEP
+    while last + 1 < n and end - 1 <= x:
+        end += len(rows[last + 1]) + STEP
+        last += 1
+    return f, pos, last
+
+
+def _row_at(rows: list[bytes], a: int, start: int, mean: float, x: int) -> tuple[int, int]:
+    """The last of rows[a:] whose ``[`` is at or before offset x, and where it starts."""
+    n = len(rows)
     # Guess from the mean size, then step: payloads of a run are alike in size.
     f = min(n - 1, a + max(0, int((x - start + 1) / mean)))
     pos = start + sum(map(len, rows[a:f])) + STEP * (f - a)
