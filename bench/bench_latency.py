@@ -1,18 +1,21 @@
 """Source -> clean latency at a steady rate: a bare loop and the service in both modes.
 
 Run: .venv/bin/python bench/bench_latency.py [--rate 20000] [--seconds 20] [--warmup 3]
+     [--peers none,bare,service,service-eos]
 
 One broker (the project's local broker, or KAFKA_BOOTSTRAP_SERVERS). For each peer: a fresh
 4-partition source, clean and DLQ topic and group; the peer (bench/peers.py) runs as its own
-process pinned to one core (taskset), this process and the producer stay off that core. Once
-a first record has come through the peer (so start-up and the group join are not measured),
-a paced producer process writes valid ticks at RATE msg/s for WARMUP + SECONDS, each stamped
-with time.time_ns() in a `bench.sent_ns` header when it is produced (the producer lingers
-1 ms). A reader assigned to the clean topic (read_committed) takes each record as soon as it
-arrives (poll, never waiting for a batch to fill) and records latency = its receive time -
-the stamp. Records stamped in the first WARMUP seconds are left out; the table gives
-p50/p90/p99/max over the rest, the rate the producer achieved, and marks a peer whose clean
-topic did not receive every record. Figures are noisy on a shared machine.
+process pinned to one core (taskset); this process and the producer stay off that core (the
+broker is not pinned). A paced producer process first sends one record and waits until it
+came through the peer (so its own start-up, the peer's and the group join are not measured),
+then writes valid ticks at RATE msg/s for WARMUP + SECONDS, each stamped with time.time_ns()
+in a `bench.sent_ns` header when it is produced (the producer lingers 1 ms). A reader
+assigned to the clean topic (read_committed) takes each record as soon as it arrives (poll,
+never waiting for a batch to fill): latency = its receive time - the stamp. Records stamped
+in the first WARMUP seconds are left out; the table gives p50/p90/p99/max over the rest, the
+rate the producer achieved, and marks a peer whose clean topic did not receive every record.
+The `none` row reads the source topic itself: what producer, broker and reader add without
+any peer. Figures are noisy on a shared machine.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
+import statistics
 import subprocess
 import sys
 import time
@@ -41,6 +45,7 @@ class Result:
     received: int
     expected: int
     rate: float  # what the producer achieved, msg/s
+    drift_ms: float  # median of the last tenth measured - median of the first tenth
 
     def percentile(self, q: float) -> float:
         """Nearest rank: the smallest latency at or above q % of the measured records."""
@@ -157,9 +162,18 @@ def _paced(
 def _result(stamps: list[int], latencies: list[int], expected: int, warmup_s: float) -> Result:
     first, last = min(stamps, default=0), max(stamps, default=0)
     steady = first + int(warmup_s * 1e9)
-    measured = sorted(lat / 1e6 for s, lat in zip(stamps, latencies, strict=True) if s >= steady)
+    in_order = sorted(
+        (s, lat / 1e6) for s, lat in zip(stamps, latencies, strict=True) if s >= steady
+    )
+    tenth = max(1, len(in_order) // 10)
+    drift = (
+        statistics.median(lat for _, lat in in_order[-tenth:])
+        - statistics.median(lat for _, lat in in_order[:tenth])
+        if in_order
+        else math.nan
+    )
     rate = (len(stamps) - 1) / ((last - first) / 1e9) if last > first else math.nan
-    return Result(measured, len(stamps), expected, rate)
+    return Result(sorted(lat for _, lat in in_order), len(stamps), expected, rate, drift)
 
 
 def run_peer(peer: str, bootstrap: str, args: argparse.Namespace) -> Result | str:
@@ -195,16 +209,19 @@ def run_peer(peer: str, bootstrap: str, args: argparse.Namespace) -> Result | st
 def print_table(rows: list[tuple[str, Result | str]], args: argparse.Namespace) -> None:
     print(
         f"\nsource -> clean at {args.rate:,.0f} msg/s, {args.seconds:g} s measured after "
-        f"{args.warmup:g} s warm-up, {args.partitions} partitions; each peer pinned to one core\n"
+        f"{args.warmup:g} s warm-up, {args.partitions} partitions; each peer pinned to one core; "
+        "drift: median latency of the last tenth measured - of the first (a peer falling "
+        "behind the rate drifts up)\n"
     )
-    print("| peer | p50 ms | p90 ms | p99 ms | max ms | measured | source msg/s |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("| peer | p50 ms | p90 ms | p99 ms | max ms | drift ms | measured | source msg/s |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for peer, row in rows:
         if isinstance(row, str):
-            print(f"| {LABELS.get(peer, NO_PEER)} | {row} | | | | | |")
+            print(f"| {LABELS.get(peer, NO_PEER)} | {row} | | | | | | |")
             continue
         mark = "" if row.received == row.expected else f" ({row.received:,} of {row.expected:,}!)"
-        figures = " | ".join(f"{row.percentile(q):.1f}" for q in (50, 90, 99, 100))
+        quantiles = [row.percentile(q) for q in (50, 90, 99, 100)]
+        figures = " | ".join(f"{v:.1f}" for v in [*quantiles, row.drift_ms])
         label, measured = LABELS.get(peer, NO_PEER), f"{len(row.latencies_ms):,}{mark}"
         print(f"| {label} | {figures} | {measured} | {row.rate:,.0f} |")
 
