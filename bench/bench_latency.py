@@ -66,7 +66,8 @@ def paced_producer(bootstrap: str, source: str, rate: float, records: int) -> No
     # pacing starts when the driver has seen it come through and writes a line.
     producer.produce(source, next(payloads), b"SYM0", headers=[(PRIME, b"1")])
     producer.flush(30)
-    sys.stdin.readline()
+    if sys.stdin.readline() != "go\n":  # the driver gave up (or ended) before the start
+        raise SystemExit("paced producer: not started")
     started = time.perf_counter()
     for i in range(records):
         # Absolute due times: a late wake-up is caught up, never accumulated.

@@ -62,11 +62,11 @@ def sample_until_exit(
     samples: list[Sample] = []
     deadline = time.monotonic() + args.timeout
     while time.monotonic() < deadline:
-        rss = rss_kib(child.process.pid)
+        seconds, rss = time.perf_counter() - child.started, rss_kib(child.process.pid)
         if rss is None:
             return samples
         done = committed(consumer, source, args.partitions)
-        samples.append(Sample(time.perf_counter() - child.started, done, rss))
+        samples.append(Sample(seconds, done, rss))
         print(
             f"{samples[-1].seconds:7.1f} s {done:>12,} committed {rss / 1024:8.1f} MiB",
             file=sys.stderr,
