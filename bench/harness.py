@@ -116,10 +116,17 @@ class Child:
     started: float
 
     @classmethod
-    def start(cls, command: list[str], core: int | None, stdin: int | None = None) -> Child:
+    def start(
+        cls,
+        command: list[str],
+        core: int | None,
+        stdin: int | None = None,
+        stdout: int | None = None,
+    ) -> Child:
         if core is not None and shutil.which("taskset"):
             command = ["taskset", "-c", str(core), *command]  # taskset execs: same pid
-        return cls(subprocess.Popen(command, cwd=REPO, stdin=stdin), time.perf_counter())
+        process = subprocess.Popen(command, cwd=REPO, stdin=stdin, stdout=stdout)
+        return cls(process, time.perf_counter())
 
     def exited(self) -> bool:
         """Whether it has ended, without reaping it (wait still reads its CPU time)."""

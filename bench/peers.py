@@ -229,6 +229,7 @@ def run_service(
     thread.start()
     while service.state.records < records and thread.is_alive():
         time.sleep(0.05)
+    print(f"{peer}: handled {service.state.records} records, stopping", flush=True)  # bench_rss
     service.stop()
     thread.join(60)
     if service.state.records < records:
