@@ -6,8 +6,9 @@ Run: .venv/bin/python bench/bench_latency.py [--rate 20000] [--seconds 20] [--wa
 One broker (the project's local broker, or KAFKA_BOOTSTRAP_SERVERS). For each peer: a fresh
 4-partition source, clean and DLQ topic and group; the peer (bench/peers.py) runs as its own
 process pinned to one core (taskset); this process and the producer stay off that core (the
-broker is not pinned). A paced producer process first sends one record and waits until it
-came through the peer (so its own start-up, the peer's and the group join are not measured),
+broker is not pinned). A paced producer process first sends one record per partition and
+waits until they came through the peer (so its own start-up, the peer's and the group join
+are not measured),
 then writes valid ticks at RATE msg/s for WARMUP + SECONDS, each stamped with time.time_ns()
 in a `bench.sent_ns` header when it is produced (the producer lingers 1 ms). A reader
 assigned to the clean topic (read_committed) takes each record as soon as it arrives (poll,
@@ -53,7 +54,7 @@ class Result:
         return values[max(0, math.ceil(q / 100 * len(values)) - 1)] if values else math.nan
 
 
-def paced_producer(bootstrap: str, source: str, rate: float, records: int) -> None:
+def paced_producer(bootstrap: str, source: str, partitions: int, rate: float, records: int) -> None:
     """Produce RECORDS valid ticks at RATE msg/s, each stamped when it is produced."""
     from bench_validate import make_payloads
 
@@ -61,10 +62,14 @@ def paced_producer(bootstrap: str, source: str, rate: float, records: int) -> No
     producer = Producer(
         {"bootstrap.servers": bootstrap, "linger.ms": SOURCE_LINGER_MS, "enable.idempotence": True}
     )
-    # One record first warms up this producer (idempotence PID, metadata, connections: a
-    # second or more, which would otherwise be stamped on the first ticks) and the peer;
-    # pacing starts when the driver has seen it come through and writes a line.
-    producer.produce(source, next(payloads), b"SYM0", headers=[(PRIME, b"1")])
+    # One record per partition first warms up this producer (idempotence PID, metadata,
+    # connections: a second or more, which would otherwise be stamped on the first ticks) and
+    # the peer (every partition assigned and fetched); pacing starts when the driver has seen
+    # them all come through and writes a line.
+    for partition in range(partitions):
+        producer.produce(
+            source, next(payloads), b"SYM0", partition=partition, headers=[(PRIME, b"1")]
+        )
     producer.flush(30)
     if sys.stdin.readline() != "go\n":  # the driver gave up (or ended) before the start
         raise SystemExit("paced producer: not started")
@@ -100,14 +105,16 @@ def _reader(bootstrap: str, clean: str, partitions: int) -> Consumer:
     return consumer
 
 
-def _await_prime(reader: Consumer, children: list[Child], timeout_s: float) -> None:
-    """Wait until the priming record reaches the topic the reader reads."""
+def _await_prime(reader: Consumer, primes: int, children: list[Child], timeout_s: float) -> None:
+    """Wait until the priming records reached the topic the reader reads."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and not any(c.exited() for c in children):
         message = reader.poll(0.1)
         if message is not None and message.error() is None:
-            return
-    raise RuntimeError(f"the first record did not come through within {timeout_s:g} s")
+            primes -= 1
+            if primes == 0:
+                return
+    raise RuntimeError(f"the priming records did not come through within {timeout_s:g} s")
 
 
 def _collect(
@@ -145,11 +152,11 @@ def _paced(
     args: argparse.Namespace,
 ) -> tuple[list[int], list[int]]:
     """Prime, then run the paced producer and read what comes through: stamps, latencies."""
-    command = [sys.executable, __file__, "--produce", bootstrap, source]
+    command = [sys.executable, __file__, "--produce", bootstrap, source, str(args.partitions)]
     producer = Child.start([*command, str(args.rate), str(expected)], None, stdin=subprocess.PIPE)
     assert producer.process.stdin is not None
     try:
-        _await_prime(reader, [producer, *peers], args.peer_timeout)
+        _await_prime(reader, args.partitions, [producer, *peers], args.peer_timeout)
         producer.process.stdin.write(b"go\n")
         producer.process.stdin.close()
         return _collect(reader, expected, [producer, *peers], args.peer_timeout)
@@ -191,7 +198,9 @@ def run_peer(peer: str, bootstrap: str, args: argparse.Namespace) -> Result | st
         finally:
             reader.close()
         return _result(stamps, latencies, expected, args.warmup)
-    command = peer_command(peer, bootstrap, source, clean, dlq, f"lat-{suffix}", expected + 1)
+    command = peer_command(
+        peer, bootstrap, source, clean, dlq, f"lat-{suffix}", expected + args.partitions
+    )
     if isinstance(command, str):
         return command
     reader = _reader(bootstrap, clean, args.partitions)
@@ -228,9 +237,9 @@ def print_table(rows: list[tuple[str, Result | str]], args: argparse.Namespace) 
 
 
 def main() -> None:
-    if len(sys.argv) == 6 and sys.argv[1] == "--produce":
-        bootstrap, source, rate, records = sys.argv[2:]
-        paced_producer(bootstrap, source, float(rate), int(records))
+    if len(sys.argv) == 7 and sys.argv[1] == "--produce":
+        bootstrap, source, partitions, rate, records = sys.argv[2:]
+        paced_producer(bootstrap, source, int(partitions), float(rate), int(records))
         return
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rate", type=float, default=20_000.0, help="msg/s")

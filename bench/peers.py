@@ -229,7 +229,12 @@ def run_service(
     thread.start()
     while service.state.records < records and thread.is_alive():
         time.sleep(0.05)
-    print(f"{peer}: handled {service.state.records} records, stopping", flush=True)  # bench_rss
+    state = service.state
+    print(  # bench_rss waits for this line
+        f"{peer}: handled {state.records} records in {state.batches} batches "
+        f"({state.failed_batches} failed), stopping",
+        flush=True,
+    )
     service.stop()
     thread.join(60)
     if service.state.records < records:
