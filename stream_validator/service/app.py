@@ -44,6 +44,7 @@ def metrics_hooks(metrics: ServiceMetrics) -> ServiceHooks:
             now=time.time(),
             clean=delivered.clean,
             dlq=delivered.dlq,
+            violation_counts=delivered.plan.violation_counts,
         )
 
     def on_rebalance(event: str, partitions: list[tuple[str, int]]) -> None:

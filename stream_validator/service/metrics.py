@@ -251,11 +251,15 @@ class ServiceMetrics:
         now: float,
         clean: int | None = None,
         dlq: int | None = None,
+        violation_counts: Mapping[tuple[str | None, str], int] | None = None,
     ) -> None:
         """Record one micro-batch: counts, violations, null rates and drift.
 
         ``clean``/``dlq``: the records delivered to each (the service passes what was
         acknowledged); by default the report's valid and quarantined counts.
+        ``violation_counts``: the violations of the DLQ entries made (the service passes
+        its plan's, which adds the null ceiling's under ``quarantine``); by default the
+        report's.
         """
         route = config_label("route", route)
         contract = config_label("contract", report.contract_name)
@@ -291,7 +295,8 @@ class ServiceMetrics:
             for label in sorted(seen):
                 self._unknown_fields.labels(contract, label).inc()
 
-            for (name, kind), n in report.violation_counts.items():
+            counts = report.violation_counts if violation_counts is None else violation_counts
+            for (name, kind), n in counts.items():
                 if name is None:
                     label = RECORD_LABEL
                 elif kind == ViolationKind.UNKNOWN_FIELD:

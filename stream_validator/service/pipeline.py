@@ -9,8 +9,9 @@ committer's ``Outcome``, and that is what gets counted.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from stream_validator.config.settings import RouteConfig
@@ -34,6 +35,14 @@ class BatchPlan:
     report: SchemaContractValidationReport
     outputs: list[OutputRecord]
     null_ceiling_action: str | None
+    #: Violations the plan adds to the verifier's: the null ceiling's on records it sends to
+    #: the DLQ under ``quarantine``, and unreadable headers.
+    added_violations: Counter[tuple[str | None, str]] = field(default_factory=Counter)
+
+    @property
+    def violation_counts(self) -> Counter[tuple[str | None, str]]:
+        """(field, kind) -> count over every DLQ entry the plan makes."""
+        return self.report.violation_counts + self.added_violations
 
     @property
     def clean_count(self) -> int:
@@ -50,7 +59,8 @@ class BatchPlan:
         report = self.report
         # Field names come from payloads (unknown keys): capped in number and length, so
         # 90,000 unique keys cannot make a huge log line or fill /status.
-        by_field, fields_left_out = bounded_counts(report.counts_by_field())
+        violations = self.violation_counts
+        by_field, fields_left_out = bounded_counts(_by(violations, 0))
         unknown, unknown_left_out = bounded_names(report.observed_unknown_fields)
         return {
             "event": "batch",
@@ -63,7 +73,7 @@ class BatchPlan:
             "clean_out": self.clean_count,
             "dlq_out": self.dlq_count,
             "truncated_envelopes": sum(1 for out in self.outputs if out.truncated),
-            "violations_by_kind": report.counts_by_kind(),
+            "violations_by_kind": _by(violations, 1),
             "violations_by_field": by_field,
             "violations_by_field_left_out": fields_left_out,
             "null_rates": report.null_rates,
@@ -115,12 +125,15 @@ class RouteProcessor:
             q.index: q.violations for q in report.quarantined_records
         }
         action: str | None = None
+        added: Counter[tuple[str | None, str]] = Counter()
         if report.null_breach_fields:
             action = route.on_null_ceiling_breach
             if action == "quarantine":
                 batch_violations = _ceiling_violations(report)
                 for index in report.valid_indices:
                     dlq_violations[index] = batch_violations
+                for violation in batch_violations:
+                    added[(violation.field, str(violation.kind))] += len(report.valid_indices)
         context = EnvelopeContext(
             route=route.name,
             contract_name=report.contract_name,
@@ -136,6 +149,7 @@ class RouteProcessor:
             problem = unreadable.get((record.topic, record.partition, record.offset))
             if violations is None and problem is not None:
                 violations = [Violation("headers", ViolationKind.UNDECODABLE, problem)]
+                added[("headers", str(ViolationKind.UNDECODABLE))] += 1
             if violations is None:
                 outputs.append(
                     OutputRecord(
@@ -150,7 +164,7 @@ class RouteProcessor:
                 )
             else:
                 outputs.append(self.dlq_output(record, violations, context))
-        return BatchPlan(route.name, report, outputs, action)
+        return BatchPlan(route.name, report, outputs, action, added)
 
     def dlq_output(
         self, record: SourceRecord, violations: Sequence[Violation], context: EnvelopeContext
@@ -176,6 +190,15 @@ class RouteProcessor:
             dlq.truncated,
             str(violations[0].kind) if violations else None,
         )
+
+
+def _by(counts: Counter[tuple[str | None, str]], part: int) -> dict[str, int]:
+    """Violation counts summed by kind (part 1) or by field (part 0, '<record>' for None)."""
+    out: Counter[str] = Counter()
+    for key, n in counts.items():
+        name = key[part]
+        out[name if name is not None else "<record>"] += n
+    return dict(out)
 
 
 def _ceiling_violations(report: SchemaContractValidationReport) -> list[Violation]:

@@ -41,3 +41,23 @@ def test_counters_equal_the_topics(policy: str, clean: int, dlq: int, transactio
     (event,) = h.state.recent_events
     assert (event["clean_out"], event["dlq_out"]) == (clean, dlq)
     assert h.counter("stream_validator_records_consumed_total") == 10
+
+
+@pytest.mark.parametrize("transactional", [False, True], ids=["at-least-once", "exactly-once"])
+def test_ceiling_quarantine_counts_its_violations(transactional: bool) -> None:
+    """Under quarantine, every record sent to the DLQ for the null ceiling is counted as a
+    null_ceiling_breach violation, in the batch event and in violations_total."""
+    h = Harness(service_config(policy="quarantine", transactional=transactional))
+    h.feed(mixed_batch())
+    assert h.run() == ServiceExit.OK
+    (event,) = h.state.recent_events
+    # 9 records survived the rules; each goes to the DLQ with one violation (field bid).
+    assert event["violations_by_kind"]["null_ceiling_breach"] == 9
+    assert event["violations_by_field"]["bid"] == 9
+    breaches = h.counter(
+        "stream_validator_violations_total",
+        contract="tick",
+        field="bid",
+        kind="null_ceiling_breach",
+    )
+    assert breaches == 9
