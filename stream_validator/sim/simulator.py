@@ -92,13 +92,15 @@ class Simulator:
         self.count += 1
         if scenario not in self._applicable:
             scenario = CLEAN
+        # A symbol has a memory once a scenario hit it; until then carrying it is a no-op.
         memory = self._memory.get(instrument.symbol)
-        if memory is None:
-            memory = self._memory[instrument.symbol] = SymbolMemory()
-        carry(record, self._targets, memory, scenario)
+        if memory is not None:
+            carry(record, self._targets, memory, scenario)
         if scenario == CLEAN:
             value: bytes | None = encode_json(record)
         else:
+            if memory is None:
+                memory = self._memory[instrument.symbol] = SymbolMemory()
             apply = SCENARIOS[scenario].apply
             value = apply(record, self._targets, self._drift_rng, memory)
         headers = [(SCENARIO_HEADER, scenario.encode())]
