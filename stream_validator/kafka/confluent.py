@@ -26,7 +26,7 @@ from confluent_kafka.admin._listoffsets import OffsetSpec  # not re-exported for
 from confluent_kafka.cimpl import NewTopic
 
 from stream_validator.errors import KafkaClientError, KafkaErrorInfo
-from stream_validator.kafka.messages import read_record
+from stream_validator.kafka.messages import read_records
 from stream_validator.kafka.ports import (
     AckCallback,
     CommittedOffset,
@@ -115,21 +115,20 @@ class ConfluentConsumer:
                 num_messages=max_records, timeout=timeout_s
             )
         consumed = Consumed()
-        for message in messages:
-            error = message.error()
-            if error is not None:
+        readable = messages
+        if any(message.error() is not None for message in messages):
+            readable = []
+            for message in messages:
+                error = message.error()
+                if error is None:
+                    readable.append(message)
+                    continue
                 consumed.errors.append(
                     ConsumerError(
                         error_info(error), message.topic(), message.partition(), message.offset()
                     )
                 )
-                continue
-            record, problem = read_record(message)
-            consumed.records.append(record)
-            if problem is not None:
-                consumed.unreadable_headers[(record.topic, record.partition, record.offset)] = (
-                    problem
-                )
+        consumed.records.extend(read_records(readable, consumed.unreadable_headers))
         return consumed
 
     def commit(

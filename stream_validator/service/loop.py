@@ -214,17 +214,22 @@ class StreamService:
         first: dict[TopicPartitionKey, int] = {}
         after: dict[TopicPartitionKey, int] = {}
         by_route: dict[str, list[SourceRecord]] = {}
+        # Records come in runs of one partition: look the route up once per run.
+        run_topic, run_partition, run_records = "", -1, None
         for record in consumed.records:
-            key = (record.topic, record.partition)
-            first.setdefault(key, record.offset)
+            if record.partition != run_partition or record.topic != run_topic:
+                run_topic, run_partition = record.topic, record.partition
+                key = (run_topic, run_partition)
+                first.setdefault(key, record.offset)
+                route = self._route_for(run_topic)
+                if route is None:
+                    # Cannot happen with a consistent subscription; refuse to drop silently.
+                    self._note_error(f"record from topic {run_topic!r} matches no route")
+                    log.error("fatal: a record matches no route; stopping")
+                    return None
+                run_records = by_route.setdefault(route.name, [])
             after[key] = record.offset + 1
-            route = self._route_for(record.topic)
-            if route is None:
-                # Cannot happen with a consistent subscription; refuse to drop silently.
-                self._note_error(f"record from topic {record.topic!r} matches no route")
-                log.error("fatal: a record matches no route; stopping")
-                return None
-            by_route.setdefault(route.name, []).append(record)
+            run_records.append(record)  # type: ignore[union-attr]
         validated_at = self._clock().isoformat()
         plans = [
             self._processors[name].plan(
