@@ -12,6 +12,7 @@ the in-memory fake broker in unit tests.
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 import time
@@ -132,6 +133,9 @@ class StreamService:
                     },
                 )
             self._subscribe(consumer)
+            # Start-up objects (modules, contracts, clients) never die: keep them out of the
+            # collector's generations, so collections scan only what the batches allocate.
+            gc.freeze()
             return self._loop(consumer, committer)
         except FatalTransactionError as exc:
             log.error("fatal transaction error; stopping", extra={"error": self._safe(exc)})
