@@ -180,7 +180,8 @@ def test_exactly_once_mode_sigkill_no_loss_no_duplicates(
         kafka_bootstrap, tmp_path, total, kafka={"transactional_id": unique_group("txn")}
     )
     assert any(
-        e.get("msg") == "exactly-once mode: one transaction per batch" for e in second.log_events()
+        e.get("msg") == "exactly-once mode: one transaction per commit interval"
+        for e in second.log_events()
     )
     seen = outputs_by_source(kafka_bootstrap, source, clean, dlq, "read_committed")
     uncommitted = outputs_by_source(kafka_bootstrap, source, clean, dlq)
