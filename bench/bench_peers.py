@@ -16,30 +16,14 @@ for every input (clean + DLQ == RECORDS) or its row is marked.
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
-import subprocess
 import sys
-import tempfile
-import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from harness import LABELS, Child, broker, create_topics, fill, peer_command
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-QUIX_PYTHON = REPO / ".venv-quix" / "bin" / "python"
 PEERS = ("passthrough", "naive", "quix", "service", "service-eos")
-LABELS = {
-    "passthrough": "pass-through: consume(1000) -> produce same bytes",
-    "naive": "naive: json.loads + checks, DLQ via json.dumps",
-    "quix": "Quix Streams + strict pydantic, DLQ topic",
-    "service": "stream_validator, at-least-once, defaults",
-    "service-eos": "stream_validator, exactly-once, defaults",
-}
 
 
 @dataclass
@@ -52,13 +36,6 @@ class Row:
 
     def rate(self) -> float:
         return self.outputs / self.span_s if self.span_s > 0 else float("nan")
-
-
-def _create(admin: AdminClient, names: list[str], partitions: int, log_append: bool) -> None:
-    config = {"message.timestamp.type": "LogAppendTime"} if log_append else {}
-    topics = [NewTopic(n, partitions, 1, config=config) for n in names]
-    for future in admin.create_topics(topics).values():
-        future.result(30)
 
 
 def _read_outputs(bootstrap: str, topics: list[str], partitions: int) -> tuple[int, int, int]:
@@ -94,85 +71,18 @@ def _read_outputs(bootstrap: str, topics: list[str], partitions: int) -> tuple[i
     return count, first, last
 
 
-def _run_child(command: list[str], core: int, timeout_s: float) -> tuple[float, float, int]:
-    """Run a peer pinned to one core; return (cpu seconds, wall seconds, exit status)."""
-    if shutil.which("taskset"):
-        command = ["taskset", "-c", str(core), *command]
-    started = time.perf_counter()
-    process = subprocess.Popen(command, cwd=REPO)
-    # A peer that never finishes must not hang the bench: kill it after the time limit.
-    killer = threading.Timer(timeout_s, process.kill)
-    killer.start()
-    try:
-        _, status, usage = os.wait4(process.pid, 0)
-    finally:
-        killer.cancel()
-    process.returncode = os.waitstatus_to_exitcode(status)
-    return usage.ru_utime + usage.ru_stime, time.perf_counter() - started, process.returncode
-
-
 def run_peer(peer: str, bootstrap: str, source: str, args: argparse.Namespace) -> Row | str:
     suffix = f"{peer}-{time.time_ns()}"
     clean, dlq, group = f"bench-clean-{suffix}", f"bench-dlq-{suffix}", f"bench-{suffix}"
-    _create(AdminClient({"bootstrap.servers": bootstrap}), [clean, dlq], args.partitions, True)
-    common = [bootstrap, source, clean, dlq, group, str(args.records)]
-    if peer == "quix":
-        if not QUIX_PYTHON.exists():
-            return "not installed (bash bench/setup_quix.sh)"
-        command = [str(QUIX_PYTHON), str(HERE / "peers.py"), peer, *common]
-    elif peer.startswith("service"):
-        command = [sys.executable, str(Path(__file__)), "--child", peer, *common]
-    else:
-        command = [sys.executable, str(HERE / "peers.py"), peer, *common]
-    cpu, wall, code = _run_child(command, args.core, args.peer_timeout)
+    create_topics(bootstrap, [clean, dlq], args.partitions, True)
+    command = peer_command(peer, bootstrap, source, clean, dlq, group, args.records)
+    if isinstance(command, str):
+        return command
+    cpu, wall, code = Child.start(command, args.core).wait(args.peer_timeout)
     if code != 0:
         return f"exited {code}"
     count, first, last = _read_outputs(bootstrap, [clean, dlq], args.partitions)
     return Row(peer, count, (last - first) / 1000.0, cpu, wall)
-
-
-def child_service(peer: str, argv: list[str]) -> None:
-    """Run StreamService in this process until it has delivered every record, then stop it."""
-    from stream_validator.config.settings import config_from_mapping
-    from stream_validator.service.loop import StreamService
-
-    bootstrap, source, clean, dlq, group, records = argv
-    kafka: dict[str, object] = {"bootstrap_servers": bootstrap, "group_id": group}
-    if peer == "service-eos":
-        kafka["transactional_id"] = f"{group}-txn"
-    config = config_from_mapping(
-        {
-            "kafka": kafka,
-            "metrics": {"enabled": False},
-            "routes": [
-                {
-                    "name": "ticks",
-                    "source_topics": [source],
-                    "contract": str(REPO / "config/contracts/tick.yaml"),
-                    "clean_topic": clean,
-                    "dlq_topic": dlq,
-                }
-            ],
-        }
-    )
-    service = StreamService(config)
-    thread = threading.Thread(target=service.run, daemon=True)
-    thread.start()
-    target = int(records)
-    while service.state.records < target and thread.is_alive():
-        time.sleep(0.05)
-    service.stop()
-    thread.join(60)
-    if service.state.records < target:
-        raise SystemExit(f"service stopped after {service.state.records} of {target} records")
-
-
-def fill(bootstrap: str, topic: str, records: int) -> None:
-    sys.path.insert(0, str(HERE))
-    from bench_service import fill as produce_all
-    from bench_validate import make_payloads
-
-    produce_all(bootstrap, topic, make_payloads(records, 0.01)[0])
 
 
 def print_table(rows: list[tuple[str, Row | str]], records: int) -> None:
@@ -193,9 +103,6 @@ def print_table(rows: list[tuple[str, Row | str]], records: int) -> None:
 
 
 def main() -> None:
-    if len(sys.argv) > 2 and sys.argv[1] == "--child":
-        child_service(sys.argv[2], sys.argv[3:])
-        return
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--records", type=int, default=300_000)
     parser.add_argument("--partitions", type=int, default=4)
@@ -203,26 +110,17 @@ def main() -> None:
     parser.add_argument("--peer-timeout", type=float, default=300.0, help="seconds per peer")
     parser.add_argument("--peers", default=",".join(PEERS), help=f"subset of {','.join(PEERS)}")
     args = parser.parse_args()
-    from stream_validator.devbroker.broker import LocalKafkaBroker
+    from bench_validate import make_payloads
 
-    with tempfile.TemporaryDirectory() as tmp:
-        external = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
-        broker = None if external else LocalKafkaBroker(Path(tmp) / "kafka")
-        if broker is not None:
-            broker.start()
-        bootstrap = external or broker.bootstrap_servers  # type: ignore[union-attr]
-        try:
-            source = f"bench-src-{time.time_ns()}"
-            _create(AdminClient({"bootstrap.servers": bootstrap}), [source], args.partitions, False)
-            fill(bootstrap, source, args.records)
-            rows: list[tuple[str, Row | str]] = []
-            for peer in args.peers.split(","):
-                print(f"==> {peer}", file=sys.stderr, flush=True)
-                rows.append((peer, run_peer(peer, bootstrap, source, args)))
-            print_table(rows, args.records)
-        finally:
-            if broker is not None:
-                broker.stop()
+    with broker() as bootstrap:
+        source = f"bench-src-{time.time_ns()}"
+        create_topics(bootstrap, [source], args.partitions, False)
+        fill(bootstrap, source, make_payloads(args.records, 0.01)[0])
+        rows: list[tuple[str, Row | str]] = []
+        for peer in args.peers.split(","):
+            print(f"==> {peer}", file=sys.stderr, flush=True)
+            rows.append((peer, run_peer(peer, bootstrap, source, args)))
+        print_table(rows, args.records)
 
 
 if __name__ == "__main__":

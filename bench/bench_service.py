@@ -10,38 +10,15 @@ records/s from start until every source offset was committed.
 from __future__ import annotations
 
 import argparse
-import os
-import sys
-import tempfile
 import threading
 import time
-from pathlib import Path
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from bench_validate import make_payloads
+from confluent_kafka import Consumer, KafkaException, TopicPartition
+from harness import REPO, broker, create_topics, fill
 
 from stream_validator.config.settings import config_from_mapping
-from stream_validator.devbroker.broker import LocalKafkaBroker
 from stream_validator.service.loop import StreamService
-
-sys.path.insert(0, str(Path(__file__).parent))
-from bench_validate import make_payloads
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def fill(bootstrap: str, topic: str, payloads: list[bytes]) -> None:
-    producer = Producer(
-        {"bootstrap.servers": bootstrap, "linger.ms": 20, "enable.idempotence": True}
-    )
-    for i, value in enumerate(payloads):
-        while True:
-            try:
-                producer.produce(topic, value, f"SYM{i % 500}".encode())
-                break
-            except BufferError:
-                producer.poll(0.1)
-    producer.flush(60)
 
 
 def committed_all(bootstrap: str, group: str, topic: str, partitions: int) -> bool:
@@ -62,58 +39,47 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--batch", type=int, default=500)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        external = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
-        broker = None if external else LocalKafkaBroker(Path(tmp) / "kafka")
-        if broker is not None:
-            broker.start()
-        bootstrap = external or broker.bootstrap_servers  # type: ignore[union-attr]
-        try:
-            suffix = str(int(time.time()))
-            names = [f"bench-src-{suffix}", f"bench-clean-{suffix}", f"bench-dlq-{suffix}"]
-            admin = AdminClient({"bootstrap.servers": bootstrap})
-            for future in admin.create_topics([NewTopic(n, 3, -1) for n in names]).values():
-                future.result(30)
-            payloads, _ = make_payloads(args.records, 0.01)
-            fill(bootstrap, names[0], payloads)
-            group = f"bench-{suffix}"
-            config = config_from_mapping(
-                {
-                    "kafka": {"bootstrap_servers": bootstrap, "group_id": group},
-                    "batch": {"max_records": args.batch, "timeout_s": 0.5},
-                    "metrics": {"enabled": False},
-                    "routes": [
-                        {
-                            "name": "ticks",
-                            "source_topics": [names[0]],
-                            "contract": str(REPO / "config/contracts/tick.yaml"),
-                            "clean_topic": names[1],
-                            "dlq_topic": names[2],
-                        }
-                    ],
-                }
-            )
-            service = StreamService(config)
-            started = time.perf_counter()
-            thread = threading.Thread(target=service.run, daemon=True)
-            thread.start()
-            while not committed_all(bootstrap, group, names[0], 3):
-                time.sleep(0.2)
-            elapsed = time.perf_counter() - started
-            service.stop()
-            thread.join(30)
-            state = service.state
-            print(
-                f"records: {args.records:,}  batch.max_records: {args.batch}  "
-                f"batches: {state.batches}  clean: {state.clean:,}  dlq: {state.dlq:,}"
-            )
-            print(
-                f"end to end (consume, validate, produce, flush, commit): "
-                f"{args.records / elapsed:,.0f} records/s over {elapsed:.1f} s"
-            )
-        finally:
-            if broker is not None:
-                broker.stop()
+    with broker() as bootstrap:
+        suffix = str(int(time.time()))
+        names = [f"bench-src-{suffix}", f"bench-clean-{suffix}", f"bench-dlq-{suffix}"]
+        create_topics(bootstrap, names, 3, False)
+        payloads, _ = make_payloads(args.records, 0.01)
+        fill(bootstrap, names[0], payloads)
+        group = f"bench-{suffix}"
+        config = config_from_mapping(
+            {
+                "kafka": {"bootstrap_servers": bootstrap, "group_id": group},
+                "batch": {"max_records": args.batch, "timeout_s": 0.5},
+                "metrics": {"enabled": False},
+                "routes": [
+                    {
+                        "name": "ticks",
+                        "source_topics": [names[0]],
+                        "contract": str(REPO / "config/contracts/tick.yaml"),
+                        "clean_topic": names[1],
+                        "dlq_topic": names[2],
+                    }
+                ],
+            }
+        )
+        service = StreamService(config)
+        started = time.perf_counter()
+        thread = threading.Thread(target=service.run, daemon=True)
+        thread.start()
+        while not committed_all(bootstrap, group, names[0], 3):
+            time.sleep(0.2)
+        elapsed = time.perf_counter() - started
+        service.stop()
+        thread.join(30)
+        state = service.state
+        print(
+            f"records: {args.records:,}  batch.max_records: {args.batch}  "
+            f"batches: {state.batches}  clean: {state.clean:,}  dlq: {state.dlq:,}"
+        )
+        print(
+            f"end to end (consume, validate, produce, flush, commit): "
+            f"{args.records / elapsed:,.0f} records/s over {elapsed:.1f} s"
+        )
 
 
 if __name__ == "__main__":

@@ -1,12 +1,12 @@
 """The peers of the side-by-side benchmark, each run as its own (pinned) process.
 
-Run by bench/bench_peers.py, never by hand:
+Run by bench/bench_peers.py, bench_latency.py and bench_rss.py, never by hand:
     python bench/peers.py PEER BOOTSTRAP SOURCE CLEAN DLQ GROUP RECORDS
 
 Each peer consumes RECORDS records from SOURCE and writes every one of them either to CLEAN
-or to DLQ, then exits. Only confluent_kafka, orjson and the standard library are imported at
-module level, so the Quix Streams peer can run from its own virtualenv (Quix pins an older
-confluent-kafka than the service uses).
+or to DLQ, then exits. Only confluent_kafka and the standard library are imported at module
+level, so the Quix Streams peer can run from its own virtualenv (Quix pins an older
+confluent-kafka than the service uses); the service peers import stream_validator when run.
 """
 
 from __future__ import annotations
@@ -15,14 +15,18 @@ import json
 import math
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Callable
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Consumer, Producer
 
 TICK_FIELDS = ("symbol", "exchange", "event_ts", "seq", "price", "size", "bid", "ask")
 TICK_NULLABLE = ("bid", "ask", "bid_sz", "ask_sz")
+TICK_CONTRACT = Path(__file__).resolve().parents[1] / "config" / "contracts" / "tick.yaml"
 
 
 def _consumer(bootstrap: str, group: str, source: str) -> Consumer:
@@ -42,24 +46,31 @@ def _producer(bootstrap: str) -> Producer:
     return Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5})
 
 
-def _produce(producer: Producer, topic: str, value: bytes, key: bytes | None) -> None:
+def _produce(
+    producer: Producer, topic: str, value: bytes, key: bytes | None, headers: Any = None
+) -> None:
     while True:
         try:
-            producer.produce(topic, value, key)
+            producer.produce(topic, value, key, headers=headers)
             return
         except BufferError:
             producer.poll(0.05)
 
 
 def _loop(
-    bootstrap: str, source: str, group: str, records: int, handle: Callable[[Producer, Any], None]
+    bootstrap: str,
+    source: str,
+    group: str,
+    records: int,
+    handle: Callable[[Producer, Any], None],
+    batch: tuple[int, float] = (1000, 0.5),
 ) -> None:
-    """consume(1000) -> handle each message -> async commit, until RECORDS were handled."""
+    """consume(*batch) -> handle each message -> async commit, until RECORDS were handled."""
     consumer = _consumer(bootstrap, group, source)
     producer = _producer(bootstrap)
     done = 0
     while done < records:
-        messages = consumer.consume(1000, 0.5)
+        messages = consumer.consume(*batch)
         for message in messages:
             if message.error() is None:
                 handle(producer, message)
@@ -116,6 +127,16 @@ def run_passthrough(bootstrap: str, source: str, clean: str, group: str, records
         _produce(producer, clean, message.value(), message.key())
 
     _loop(bootstrap, source, group, records, handle)
+
+
+def run_bare(bootstrap: str, source: str, clean: str, group: str, records: int) -> None:
+    """Waiting for a batch and nothing else: consume(500, 0.1) -> produce the same bytes and
+    headers (the latency bench reads its stamp from them), no validation, no flush per batch."""
+
+    def handle(producer: Producer, message: Any) -> None:
+        _produce(producer, clean, message.value(), message.key(), message.headers())
+
+    _loop(bootstrap, source, group, records, handle, batch=(500, 0.1))
 
 
 def run_naive(bootstrap: str, source: str, clean: str, dlq: str, group: str, records: int) -> None:
@@ -177,15 +198,62 @@ def run_quix(bootstrap: str, source: str, clean: str, dlq: str, group: str, reco
     app.run(timeout=3.0, collect=False)
 
 
+def run_service(
+    peer: str, bootstrap: str, source: str, clean: str, dlq: str, group: str, records: int
+) -> None:
+    """StreamService at its defaults (exactly-once for service-eos), stopped once it has
+    handled RECORDS records."""
+    from stream_validator.config.settings import config_from_mapping
+    from stream_validator.service.loop import StreamService
+
+    kafka: dict[str, object] = {"bootstrap_servers": bootstrap, "group_id": group}
+    if peer == "service-eos":
+        kafka["transactional_id"] = f"{group}-txn"
+    config = config_from_mapping(
+        {
+            "kafka": kafka,
+            "metrics": {"enabled": False},
+            "routes": [
+                {
+                    "name": "ticks",
+                    "source_topics": [source],
+                    "contract": str(TICK_CONTRACT),
+                    "clean_topic": clean,
+                    "dlq_topic": dlq,
+                }
+            ],
+        }
+    )
+    service = StreamService(config)
+    thread = threading.Thread(target=service.run, daemon=True)
+    thread.start()
+    while service.state.records < records and thread.is_alive():
+        time.sleep(0.05)
+    state = service.state
+    print(  # bench_rss waits for this line
+        f"{peer}: handled {state.records} records in {state.batches} batches "
+        f"({state.failed_batches} failed), stopping",
+        flush=True,
+    )
+    service.stop()
+    thread.join(60)
+    if service.state.records < records:
+        raise SystemExit(f"service stopped after {service.state.records} of {records} records")
+
+
 def main(argv: list[str]) -> None:
     peer, bootstrap, source, clean, dlq, group, records = argv
     n = int(records)
     if peer == "passthrough":
         run_passthrough(bootstrap, source, clean, group, n)
+    elif peer == "bare":
+        run_bare(bootstrap, source, clean, group, n)
     elif peer == "naive":
         run_naive(bootstrap, source, clean, dlq, group, n)
     elif peer == "quix":
         run_quix(bootstrap, source, clean, dlq, group, n)
+    elif peer in ("service", "service-eos"):
+        run_service(peer, bootstrap, source, clean, dlq, group, n)
     else:
         raise SystemExit(f"unknown peer {peer!r}")
 

@@ -145,6 +145,11 @@ class BatchAccumulator:
 
     def _full_payload(self, index: int, payload: Payload) -> QuarantinedRecord | None:
         """The full rules for one payload, whose verdict is final."""
+        if type(payload) is bytes and len(payload) <= self._verifier.max_payload_bytes:
+            try:
+                return self._check_payload(index, payload)
+            except Exception as exc:  # defence in depth: one record never aborts the batch
+                return self._validator_error(index, payload, exc)
         if payload is None:
             return self._quarantine(
                 index,
@@ -200,19 +205,24 @@ class BatchAccumulator:
         if type(record) is not dict:
             return self._quarantine(index, payload, [_not_a_mapping(record)])
         # Records the native fast path declined are nearly all bad: go straight to the rules.
-        clean = FAIL if self._native is not None else self._fast_check(record)
-        if clean is not FAIL and (
-            no_duplicates_possible(payload, len(record)) or not duplicate_keys(payload)
-        ):
-            return self._accept(index, payload, clean)
+        if self._native is None:
+            clean = self._fast_check(record)
+            if clean is not FAIL and (
+                no_duplicates_possible(payload, len(record)) or not duplicate_keys(payload)
+            ):
+                return self._accept(index, payload, clean)
         violations, nulls, unknown = self._inspector.inspect(record)
         if violations is not None:
             violations = self._inspector.explain_overflow(record, payload, violations)
         duplicates = _duplicates(payload, record)
         if duplicates:
             violations = [_duplicate_key(key) for key in duplicates] + (violations or [])
+        if unknown:
+            self._unknown.update(unknown)
+        if violations is not None:
+            return self._quarantine(index, payload, violations)
         # A valid payload is kept as bytes: valid_records decodes it again on access.
-        return self._settle(index, payload, lambda _: payload, violations, nulls, unknown)
+        return self._accept(index, payload, nulls)
 
     def _log_error(self, where: str, exc: Exception) -> None:
         if not self._error_logged:
@@ -255,8 +265,11 @@ class BatchAccumulator:
         quarantined = QuarantinedRecord(index, raw, violations)
         self._quarantined_count += 1
         counts = self._violation_counts
-        for violation in violations:
+        if len(violations) == 1:
+            (violation,) = violations
             counts[(violation.field, str(violation.kind))] += 1
+        else:
+            counts.update([(v.field, str(v.kind)) for v in violations])
         if self._keep:
             self._quarantined.append(quarantined)
         return quarantined

@@ -1,8 +1,8 @@
 """The native fast path: decides *valid* for the common payload without building dicts.
 
-At start-up a msgspec ``Struct`` is generated from the contract (types, bounds via
+At start-up msgspec ``Struct`` types are generated from the contract (types, bounds via
 ``Meta``, every field required, unknown fields forbidden, ``gc=False``). A chunk of
-payloads is decoded in one native call as ``[[p0]\\n,[p1]\\n,...]`` into
+payloads is framed as ``[[p0]\\n,[p1]\\n,...]`` and decoded in one native call into
 ``list[tuple[Struct]]``. Whatever the fast path does not accept goes to the full rules,
 whose verdict is final, so the fast path may only ever be *stricter* than the rules.
 
@@ -15,16 +15,25 @@ array is the k-th framing pair, and the k-th payload is one object with whitespa
 it, i.e. a JSON text of its own. A payload such as ``{"a":1}],[{"b":2}`` changes the count
 of arrays and fails the decode (or the length check).
 
+A failed decode does not cost a second pass over the payloads before the failure (see
+``window``): when none of the payloads before the one the error names holds a ``]`` byte,
+every ``]`` up to there is a framing one, so the elements msgspec completed before it
+stopped are exactly those payloads, and msgspec checks elements in order. The named
+payload goes to the rules, and the decode resumes in place after it. Otherwise the error
+is only a hint and the payloads before it are decoded again to prove them.
+
 Where msgspec and the rules could differ, the fast path is kept stricter:
 
 * ints must fit in 64 signed bits (orjson widens longer literals to floats, which the
   rules report as ``undecodable``); the int branch of a float field uses the integer
   ceiling/floor of the bounds, so an int is compared exactly, as the rules do.
-* datetime fields are decoded as strings, then parsed by msgspec's datetime decoder, which
-  accepts a subset of ``datetime.fromisoformat`` except for a lowercase ``z`` offset;
-  strings holding a ``z`` (or failing) are parsed by ``fromisoformat`` itself.
+* datetime fields are parsed by msgspec's datetime decoder, which accepts a subset of
+  ``datetime.fromisoformat`` except for a lowercase ``z`` offset. A run of payloads is
+  sure of holding no such ``z`` when it has no backslash (no escapes) and its ``z`` bytes
+  are exactly those of the declared keys; any other run is checked again with the
+  datetime fields as strings, each parsed by ``fromisoformat`` when it holds a ``z``.
 * duplicate keys: n payloads of N members have at least n * N - 1 commas in the framed
-  chunk (see ``dupkeys``); when the count is exactly that, no key was repeated.
+  run (see ``dupkeys``); when the count is exactly that, no key was repeated.
 * NaN, infinities and out-of-range numbers do not decode; bools are never numbers.
 """
 
@@ -32,10 +41,8 @@ from __future__ import annotations
 
 import math
 import re
-from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from itertools import accumulate
 from operator import attrgetter, itemgetter
 from typing import Annotated, Any, Final
 
@@ -44,16 +51,15 @@ import msgspec
 from stream_validator.codec import NativeDecodeError, typed_decoder
 from stream_validator.codec import encode_json as _encode_json
 from stream_validator.contracts.model import FieldSpec, SchemaContract
+from stream_validator.verify import window
 from stream_validator.verify.dupkeys import duplicate_keys
 
+#: Payloads per screened chunk: large enough that the per-chunk work is amortized, small
+#: enough that the framed copy stays small (a few hundred KB).
 CHUNK: Final = 256
-_FRAME_OPEN: Final = b"[["
-_FRAME_SEP: Final = b"]\n,["
-_FRAME_CLOSE: Final = b"]]"
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
 _ELEMENT: Final = re.compile(r"at `\$\[(\d+)\]")
-_BYTE: Final = re.compile(r"\(byte (\d+)\)")
 _first = itemgetter(0)
 
 
@@ -77,7 +83,7 @@ def _float_bound(bound: float | int | None) -> float | None:
     return float(bound)
 
 
-def _field_type(spec: FieldSpec) -> Any:
+def _field_type(spec: FieldSpec, native_datetimes: bool) -> Any:
     lo, hi = spec.min_value, spec.max_value
     for bound in (lo, hi):
         if bound is not None and not math.isfinite(bound):
@@ -85,6 +91,8 @@ def _field_type(spec: FieldSpec) -> Any:
     tp: Any
     if spec.expected_type is bool:
         tp = bool
+    elif spec.expected_type is datetime and native_datetimes:
+        tp = datetime
     elif spec.expected_type is str or spec.expected_type is datetime:
         tp = str
     elif spec.expected_type is int:
@@ -119,6 +127,24 @@ def _is_iso(text: str) -> bool:
     return True
 
 
+def _record_struct(contract: SchemaContract, *, native_datetimes: bool) -> Any:
+    """The Struct of one record, with datetime fields parsed natively or kept as str."""
+    names = [f"f{i}" for i in range(len(contract.fields))]
+    try:
+        return msgspec.defstruct(
+            "Record",
+            [
+                (n, _field_type(s, native_datetimes))
+                for n, s in zip(names, contract.fields, strict=True)
+            ],
+            rename=dict(zip(names, contract.field_names, strict=True)),
+            forbid_unknown_fields=True,
+            gc=False,
+        )
+    except (TypeError, ValueError) as exc:  # msgspec refused a constraint
+        raise UnsupportedContract(str(exc)) from exc
+
+
 class NativeCheck:
     """Screens chunks of payloads; what it declines goes to the full rules."""
 
@@ -127,43 +153,45 @@ class NativeCheck:
         "_decode_datetimes",
         "_decode_one",
         "_decode_rows",
+        "_decode_text_rows",
         "_fields",
         "_null_probe",
         "_nullables",
+        "_z_keys",
         "chunk",
         "max_payload_bytes",
     )
 
     def __init__(self, contract: SchemaContract, max_payload_bytes: int) -> None:
-        names = [f"f{i}" for i in range(len(contract.fields))]
+        text = _record_struct(contract, native_datetimes=False)
+        has_datetimes = any(s.expected_type is datetime for s in contract.fields)
+        native = _record_struct(contract, native_datetimes=True) if has_datetimes else text
         try:
-            struct = msgspec.defstruct(
-                "Record",
-                [(n, _field_type(s)) for n, s in zip(names, contract.fields, strict=True)],
-                rename=dict(zip(names, contract.field_names, strict=True)),
-                forbid_unknown_fields=True,
-                gc=False,
+            self._decode_rows: Callable[[Any], list[tuple[Any]]] = typed_decoder(
+                list[tuple[native]]  # type: ignore[valid-type]
             )
-            self._decode_rows: Callable[[bytes], list[tuple[Any]]] = typed_decoder(
-                list[tuple[struct]]  # type: ignore[valid-type]
+            self._decode_text_rows: Callable[[Any], list[tuple[Any]]] = typed_decoder(
+                list[tuple[text]]  # type: ignore[valid-type]
             )
-            self._decode_one: Callable[[bytes], Any] = typed_decoder(struct)
+            self._decode_one: Callable[[bytes], Any] = typed_decoder(text)
         except (TypeError, ValueError) as exc:  # msgspec refused a constraint
             raise UnsupportedContract(str(exc)) from exc
         self._fields = len(contract.fields)
         self.chunk = CHUNK
         self.max_payload_bytes = max_payload_bytes
         self._null_probe = _null_probe(contract)
+        names = [f"f{i}" for i in range(len(contract.fields))]
         slots = [n for n, s in zip(names, contract.fields, strict=True) if s.is_nullable]
-        self._nullables: tuple[tuple[int, Callable[[Any], Any]], ...] = tuple(
-            (slot, attrgetter(n)) for slot, n in enumerate(slots)
-        )
+        self._nullables: tuple[Callable[[Any], Any], ...] = tuple(map(attrgetter, slots))
         self._decode_datetimes = typed_decoder(list[datetime | None])
         self._datetimes: tuple[Callable[[Any], Any], ...] = tuple(
             attrgetter(n)
             for n, s in zip(names, contract.fields, strict=True)
             if s.expected_type is datetime
         )
+        # 'z' bytes every payload holds in its keys (UTF-8 never uses 0x7a inside a
+        # multi-byte character).
+        self._z_keys = sum(name.encode().count(b"z") for name in contract.field_names)
 
     def screen(self, part: Sequence[object], nulls: list[int]) -> list[int]:
         """Positions in ``part`` the fast path declines, ascending; nulls of the rest added."""
@@ -171,79 +199,122 @@ class NativeCheck:
         n = len(part)
         if n == 0:
             return declined
-        if set(map(type, part)) != {bytes}:
+        if list(map(type, part)).count(bytes) != n:
             self._each(part, 0, n, nulls, declined)  # tombstones, non-bytes
             return declined
-        payloads: list[bytes] = list(part)  # type: ignore[arg-type]
-        if max(map(len, payloads)) > self.max_payload_bytes:
-            self._each(payloads, 0, n, nulls, declined)  # oversized
+        rows: list[bytes] = list(part)  # type: ignore[arg-type]
+        framed = window.frame(rows)
+        # The payloads together are no larger than the limit, or one by one they may be.
+        if len(framed) > self.max_payload_bytes and max(map(len, rows)) > self.max_payload_bytes:
+            self._each(rows, 0, n, nulls, declined)  # oversized
             return declined
-        # Windows shrink after a failure and grow after a success, so a failure wastes
-        # (re-decodes) a short prefix where bad records are dense and clean runs go fast.
-        lo, window = 0, self.chunk
-        while lo < n:
-            hi = min(n, lo + window)
-            failed = self._window(payloads, lo, hi, nulls, declined)
-            if failed is None:
-                lo, window = hi, min(window * 2, self.chunk)
+        mean = len(framed) / n
+        a, start = 0, window.FIRST  # the run being decoded: its first payload, where it starts
+        run: Any = framed
+        while True:
+            try:
+                decoded = self._decode_rows(run)
+            except NativeDecodeError as exc:
+                found = window.locate(str(exc), rows, a, start, mean)
+                if found is None:
+                    self._each(rows, a, n, nulls, declined)
+                    return declined
+                f, f_start, last = found
+                if f > a:
+                    size, bracket = window.span(rows, a, f)
+                    f_start = start + size
+                    end = f_start - window.STEP
+                    if not bracket:
+                        self._settle(framed, rows, a, f, start, end, None, nulls, declined)
+                    else:
+                        self._prove(framed, rows, a, f, start, end, nulls, declined)
+                elif f_start < 0:
+                    f_start = start
+                if last > f:  # near a syntax error: one at a time, the last to the rules
+                    self._each(rows, f, last, nulls, declined)
+                    f_start += sum(map(len, rows[f:last])) + window.STEP * (last - f)
+                declined.append(last)  # almost surely bad: the rules will say
+                a, start = last + 1, f_start + len(rows[last]) + window.STEP
+                if a == n:
+                    return declined
+                run = window.resume(framed, start)
                 continue
-            if failed > lo and self._window(payloads, lo, failed, nulls, declined) is not None:
-                self._each(payloads, lo, failed, nulls, declined)
-            declined.append(failed)  # almost surely bad: the rules will say
-            lo, window = failed + 1, max(window // 2, 32)
-        return declined
+            if len(decoded) != n - a:
+                self._each(rows, a, n, nulls, declined)
+            else:
+                end = len(framed) - len(window.CLOSE)
+                self._settle(framed, rows, a, n, start, end, decoded, nulls, declined)
+            return declined
 
-    def _window(
-        self, payloads: list[bytes], lo: int, hi: int, nulls: list[int], declined: list[int]
-    ) -> int | None:
-        """Decode payloads[lo:hi] at once; None when settled, else where to split."""
-        rows = payloads[lo:hi]
-        # The framing bytes go onto the first and last payload only (one big copy).
-        framed = _FRAME_SEP.join(
-            [_FRAME_OPEN + rows[0], *rows[1:-1], rows[-1] + _FRAME_CLOSE]
-            if len(rows) > 1
-            else [_FRAME_OPEN + rows[0] + _FRAME_CLOSE]
-        )
-        try:
-            decoded = self._decode_rows(framed)
-        except NativeDecodeError as exc:
-            failed = _failed_at(str(exc), rows)
-            if failed is None:
-                self._each(payloads, lo, hi, nulls, declined)
-                return None
-            return lo + failed
-        if len(decoded) != len(rows):
-            self._each(payloads, lo, hi, nulls, declined)
-            return None
-        self._settle(framed, rows, list(map(_first, decoded)), lo, nulls, declined)
-        return None
-
-    def _settle(
+    def _prove(
         self,
-        framed: bytes,
-        payloads: list[bytes],
-        structs: list[Any],
+        framed: bytearray,
+        rows: list[bytes],
+        a: int,
+        b: int,
         lo: int,
+        hi: int,
         nulls: list[int],
         declined: list[int],
     ) -> None:
-        n = len(payloads)
+        """Decode rows[a:b] (framed[lo:hi]) again, as a run of their own."""
+        try:
+            decoded = self._decode_rows(window.run_bytes(framed, lo, hi))
+        except NativeDecodeError:
+            decoded = []
+        if len(decoded) != b - a:
+            self._each(rows, a, b, nulls, declined)
+        else:
+            self._settle(framed, rows, a, b, lo, hi, decoded, nulls, declined)
+
+    def _settle(
+        self,
+        framed: bytearray,
+        rows: list[bytes],
+        a: int,
+        b: int,
+        lo: int,
+        hi: int,
+        decoded: list[tuple[Any]] | None,
+        nulls: list[int],
+        declined: list[int],
+    ) -> None:
+        """Rows a..b-1 decoded (their Structs in ``decoded`` when at hand) from framed[lo:hi]:
+        decline the duplicate keys and dubious datetimes among them, count the rest's nulls."""
         bad: set[int] = set()
-        if framed.count(b",") != n * self._fields - 1:
+        if framed.count(b",", lo, hi) != (b - a) * self._fields - 1:
             expected = self._fields - 1
             bad.update(
-                i for i, p in enumerate(payloads) if p.count(b",") != expected and duplicate_keys(p)
+                i
+                for i in range(a, b)
+                if rows[i].count(b",") != expected and duplicate_keys(rows[i])
             )
-        if self._datetimes:
-            bad.update(self._bad_datetimes(structs))
-        if bad:
-            keep = [i for i in range(n) if i not in bad]
-            structs = [structs[i] for i in keep]
-            declined.extend(sorted(lo + i for i in bad))
+        structs = None if decoded is None else list(map(_first, decoded))
+        if self._datetimes and not self._datetimes_sure(framed, lo, hi, b - a):
+            # The native parser may have taken a lowercase 'z': parse the strings again.
+            structs = list(map(_first, self._decode_text_rows(window.run_bytes(framed, lo, hi))))
+            bad.update(a + i for i in self._bad_datetimes(structs))
         probe = self._null_probe
-        if self._nullables and (probe is None or framed.find(probe) >= 0):
-            for slot, getter in self._nullables:
+        if self._nullables and (probe is None or framed.find(probe, lo, hi) >= 0):
+            if structs is None:
+                structs = list(
+                    map(_first, self._decode_text_rows(window.run_bytes(framed, lo, hi)))
+                )
+            if bad:
+                structs = [s for i, s in enumerate(structs, a) if i not in bad]
+            for slot, getter in enumerate(self._nullables):
                 nulls[slot] += list(map(getter, structs)).count(None)
+        if bad:
+            declined.extend(sorted(bad))
+
+    def _datetimes_sure(self, framed: bytearray, lo: int, hi: int, count: int) -> bool:
+        """True when no datetime value in framed[lo:hi] (whole payloads) holds a 'z'."""
+        if framed.find(b"\\", lo, hi) >= 0:
+            return False  # an escape could spell a 'z' (or a key)
+        if not self._z_keys:
+            return framed.find(b"z", lo, hi) < 0
+        # Every payload there decoded, so it holds each declared key, unescaped.
+        return framed.count(b"z", lo, hi) == count * self._z_keys
 
     def _bad_datetimes(self, structs: list[Any]) -> list[int]:
         bad: list[int] = []
@@ -290,24 +361,6 @@ class NativeCheck:
             ):
                 declined.append(i)
                 continue
-            for slot, getter in self._nullables:
+            for slot, getter in enumerate(self._nullables):
                 if getter(struct) is None:
                     nulls[slot] += 1
-
-
-def _failed_at(message: str, payloads: list[bytes]) -> int | None:
-    """Which payload a failed chunk decode points at (a hint: the caller re-proves the rest)."""
-    match = _ELEMENT.search(message)
-    if match is not None:
-        index = int(match.group(1))
-        return index if index < len(payloads) else None
-    match = _BYTE.search(message)
-    if match is None:
-        return None
-    offset = int(match.group(1))
-    # Payload k starts at 2 + sum(len(p_j) for j < k) + 4 * k; the byte belongs to the
-    # last payload starting at or before it (its trailing separator included).
-    ends = list(accumulate(map(len, payloads), initial=0))
-    sep = len(_FRAME_SEP)
-    index = bisect_right(range(len(payloads)), offset, key=lambda k: 2 + ends[k] + sep * k) - 1
-    return min(max(index, 0), len(payloads) - 1)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final, NamedTuple
 
@@ -23,6 +23,10 @@ _TYPE_CODES: Final = {float: _FLOAT, int: _INT, str: _STR, bool: _BOOL, datetime
 # literal has at least 20 digits. Searched only when an int field got a huge float.
 _LONG_INT_LITERAL: Final = re.compile(rb"(?<![\d.eE+-])-?\d{20,}(?![\d.eE])")
 _INT64_LIMIT: Final = 2.0**63
+
+
+Inspection = tuple["list[Violation] | None", "list[int] | None", "list[str] | None"]
+"""(violations, null slots, unknown field names); None stands for empty."""
 
 
 class _Rule(NamedTuple):
@@ -58,9 +62,15 @@ def _is_iso_datetime(text: str) -> bool:
 
 
 class RecordInspector:
-    """Checks one mapping against a (checked) contract."""
+    """Checks one mapping against a (checked) contract.
 
-    __slots__ = ("declared", "forbid_unknown", "nullable_names", "rules")
+    ``inspect`` is compiled per contract (``_compile``): a field whose value is plainly
+    clean costs a few inline tests; any other field goes through ``_check_field``, the
+    rules themselves. ``inspect_each_field`` runs the rules on every field (the reference
+    a property test holds the compiled function to).
+    """
+
+    __slots__ = ("declared", "forbid_unknown", "inspect", "nullable_names", "rules")
 
     def __init__(self, contract: SchemaContract) -> None:
         nullable = [spec.name for spec in contract.fields if spec.is_nullable]
@@ -71,110 +81,56 @@ class RecordInspector:
         )
         self.declared: frozenset[str] = frozenset(contract.field_names)
         self.forbid_unknown = contract.forbid_unknown_fields
+        self.inspect: Callable[[Mapping[Any, Any]], Inspection] = _compile_inspect(
+            self.rules, self._unknown, contract.name
+        )
 
-    def inspect(
-        self, record: Mapping[Any, Any]
-    ) -> tuple[list[Violation] | None, list[int] | None, list[str] | None]:
+    def inspect_each_field(self, record: Mapping[Any, Any]) -> Inspection:
         """Return (violations, null slots, unknown field names); None stands for empty."""
         violations: list[Violation] | None = None
         nulls: list[int] | None = None
-        present = 0
-        isfinite = math.isfinite
-        for name, code, nullable, lo, hi, allow_nf, label, slot in self.rules:
-            value = record.get(name, _MISSING)
-            if value is _MISSING:
-                violations = _add(
-                    violations,
-                    name,
-                    ViolationKind.MISSING_FIELD,
-                    f"missing required field {name!r}",
-                )
-                continue
-            present += 1
-            if value is None:
-                if nullable:
-                    if nulls is None:
-                        nulls = []
-                    nulls.append(slot)
-                else:
-                    violations = _add(
-                        violations,
-                        name,
-                        ViolationKind.NULL_VALUE,
-                        f"field {name!r} is null but is not nullable",
-                    )
-                continue
-            vtype = type(value)
-            if code == _FLOAT:
-                if vtype is float or isinstance(value, float):
-                    if not isfinite(value):
-                        if not allow_nf:
-                            violations = _add(
-                                violations,
-                                name,
-                                ViolationKind.NON_FINITE,
-                                f"field {name!r}: non-finite value {show(value)} is not allowed",
-                            )
-                            continue
-                        if value != value:  # NaN cannot be compared: it skips the bounds
-                            continue
-                elif vtype is not int and (not isinstance(value, int) or vtype is bool):
-                    violations = _mismatch(violations, name, label, value)
-                    continue
-            elif code == _INT:
-                if vtype is not int and (not isinstance(value, int) or vtype is bool):
-                    violations = _mismatch(violations, name, label, value)
-                    continue
-            else:
-                if code == _STR:
-                    ok = isinstance(value, str)
-                elif code == _BOOL:
-                    ok = vtype is bool
-                elif isinstance(value, datetime):
-                    ok = True
-                else:
-                    ok = isinstance(value, str) and _is_iso_datetime(value)
-                if not ok:
-                    violations = _mismatch(violations, name, label, value)
-                continue
-            if lo is not None and value < lo:
-                violations = _add(
-                    violations,
-                    name,
-                    ViolationKind.BELOW_MIN,
-                    f"field {name!r}: {show(value)} is below min_value {lo!r}",
-                )
-            elif hi is not None and value > hi:
-                violations = _add(
-                    violations,
-                    name,
-                    ViolationKind.ABOVE_MAX,
-                    f"field {name!r}: {show(value)} is above max_value {hi!r}",
-                )
-        unknown: list[str] | None = None
+        present = len(self.rules)
+        for rule in self.rules:
+            violations, nulls, missing = _check_field(
+                rule, record.get(rule.name, _MISSING), violations, nulls
+            )
+            present -= missing
         if len(record) > present:
-            declared = self.declared
-            unknown = [k if type(k) is str else show(k) for k in record if k not in declared]
-            if self.forbid_unknown:
-                for key in unknown:
-                    violations = _add(
-                        violations,
-                        key,
-                        ViolationKind.UNKNOWN_FIELD,
-                        f"undeclared field {show_name(key)} (the contract forbids unknown fields)",
-                    )
+            return self._unknown(record, violations, nulls)
+        return violations, nulls, None
+
+    def _unknown(
+        self, record: Mapping[Any, Any], violations: list[Violation] | None, nulls: list[int] | None
+    ) -> Inspection:
+        """The record has keys beyond the declared fields present: name (and forbid) them."""
+        declared = self.declared
+        unknown = [k if type(k) is str else show(k) for k in record if k not in declared]
+        if self.forbid_unknown:
+            for key in unknown:
+                violations = _add(
+                    violations,
+                    key,
+                    ViolationKind.UNKNOWN_FIELD,
+                    f"undeclared field {show_name(key)} (the contract forbids unknown fields)",
+                )
         return violations, nulls, unknown
 
     def explain_overflow(
         self, record: Mapping[Any, Any], payload: bytes, violations: list[Violation]
     ) -> list[Violation]:
         """Report int fields that only failed because the decoder widened a >64-bit literal."""
+        mismatch = ViolationKind.TYPE_MISMATCH
+        for violation in violations:
+            if violation.kind == mismatch:
+                break
+        else:
+            return violations  # the common case, without building a new list
         out: list[Violation] = []
         has_literal: bool | None = None
         for violation in violations:
             value = record.get(violation.field) if violation.field is not None else None
             if (
-                violation.kind == ViolationKind.TYPE_MISMATCH
+                violation.kind == mismatch
                 and isinstance(value, float)
                 and abs(value) >= _INT64_LIMIT
                 and value.is_integer()
@@ -190,6 +146,140 @@ class RecordInspector:
                     )
             out.append(violation)
         return out
+
+
+def _check_field(
+    rule: _Rule, value: object, violations: list[Violation] | None, nulls: list[int] | None
+) -> tuple[list[Violation] | None, list[int] | None, int]:
+    """The rules for one field's value (_MISSING when absent): (violations, nulls, missing)."""
+    name, code, nullable, lo, hi, allow_nf, label, slot = rule
+    if value is _MISSING:
+        violations = _add(
+            violations, name, ViolationKind.MISSING_FIELD, f"missing required field {name!r}"
+        )
+        return violations, nulls, 1
+    if value is None:
+        if nullable:
+            if nulls is None:
+                nulls = []
+            nulls.append(slot)
+        else:
+            violations = _add(
+                violations,
+                name,
+                ViolationKind.NULL_VALUE,
+                f"field {name!r} is null but is not nullable",
+            )
+        return violations, nulls, 0
+    vtype = type(value)
+    if code == _FLOAT:
+        if vtype is float or isinstance(value, float):
+            if not math.isfinite(value):  # type: ignore[arg-type]
+                if not allow_nf:
+                    violations = _add(
+                        violations,
+                        name,
+                        ViolationKind.NON_FINITE,
+                        f"field {name!r}: non-finite value {show(value)} is not allowed",
+                    )
+                    return violations, nulls, 0
+                if value != value:  # NaN cannot be compared: it skips the bounds
+                    return violations, nulls, 0
+        elif vtype is not int and (not isinstance(value, int) or vtype is bool):
+            return _mismatch(violations, name, label, value), nulls, 0
+    elif code == _INT:
+        if vtype is not int and (not isinstance(value, int) or vtype is bool):
+            return _mismatch(violations, name, label, value), nulls, 0
+    else:
+        if code == _STR:
+            ok = isinstance(value, str)
+        elif code == _BOOL:
+            ok = vtype is bool
+        elif isinstance(value, datetime):
+            ok = True
+        else:
+            ok = isinstance(value, str) and _is_iso_datetime(value)
+        if not ok:
+            violations = _mismatch(violations, name, label, value)
+        return violations, nulls, 0
+    if lo is not None and value < lo:  # type: ignore[operator]
+        violations = _add(
+            violations,
+            name,
+            ViolationKind.BELOW_MIN,
+            f"field {name!r}: {show(value)} is below min_value {lo!r}",
+        )
+    elif hi is not None and value > hi:  # type: ignore[operator]
+        violations = _add(
+            violations,
+            name,
+            ViolationKind.ABOVE_MAX,
+            f"field {name!r}: {show(value)} is above max_value {hi!r}",
+        )
+    return violations, nulls, 0
+
+
+def _clean(i: int, rule: _Rule) -> str:
+    """An expression true only for a value the rules accept without a word (not null)."""
+    if rule.code == _FLOAT:
+        # v - v is 0.0 for every finite float and NaN for NaN and ±Inf; bool is excluded.
+        test = "((type(v) is float_ and v - v == 0.0) or type(v) is int_)"
+    elif rule.code == _INT:
+        test = "type(v) is int_"
+    elif rule.code == _STR:
+        return "type(v) is str_"
+    elif rule.code == _BOOL:
+        return "(v is True or v is False)"
+    else:
+        return "(type(v) is datetime_ or (type(v) is str_ and iso(v)))"
+    if rule.lo is not None:
+        test += f" and not v < lo{i}"
+    if rule.hi is not None:
+        test += f" and not v > hi{i}"
+    return test
+
+
+def _compile_inspect(
+    rules: tuple[_Rule, ...],
+    unknown: Callable[[Mapping[Any, Any], list[Violation] | None, list[int] | None], Inspection],
+    contract_name: str,
+) -> Callable[[Mapping[Any, Any]], Inspection]:
+    """Straight-line ``inspect`` for one contract. The source holds no contract data: names
+    and bounds are constants in the function's namespace, so names cannot inject code."""
+    ns: dict[str, Any] = {
+        "MISSING": _MISSING,
+        "check": _check_field,
+        "unknown": unknown,
+        "float_": float,
+        "int_": int,
+        "str_": str,
+        "datetime_": datetime,
+        "iso": _is_iso_datetime,
+        "len_": len,
+    }
+    lines = [
+        "def inspect(record):",
+        "    get = record.get",
+        "    violations = nulls = None",
+        f"    present = {len(rules)}",
+    ]
+    for i, rule in enumerate(rules):
+        ns[f"n{i}"], ns[f"r{i}"], ns[f"lo{i}"], ns[f"hi{i}"] = rule.name, rule, rule.lo, rule.hi
+        lines += [
+            f"    v = get(n{i}, MISSING)",
+            f"    if not ({_clean(i, rule)}):",
+            f"        violations, nulls, missing = check(r{i}, v, violations, nulls)",
+            "        present -= missing",
+        ]
+    lines += [
+        "    if len_(record) > present:",
+        "        return unknown(record, violations, nulls)",
+        "    return violations, nulls, None",
+    ]
+    code = compile("\n".join(lines), f"<inspect of contract {contract_name!r}>", "exec")
+    exec(code, ns)
+    inspect: Callable[[Mapping[Any, Any]], Inspection] = ns["inspect"]
+    return inspect
 
 
 def _add(

@@ -61,11 +61,12 @@ def create_topic(
     partitions: int = 1,
     *,
     prefix: str = "test",
+    name: str | None = None,
     config: Mapping[str, str] | None = None,
     timeout: float = 30.0,
 ) -> str:
-    """Create a uniquely named topic and wait until every partition has a leader."""
-    name = unique_name(prefix)
+    """Create a topic (`name`, or a unique one) and wait until every partition has a leader."""
+    name = name or unique_name(prefix)
     admin = AdminClient({"bootstrap.servers": bootstrap})
     # replication_factor=-1: the cluster's default, so this also works against a real cluster.
     topic = NewTopic(

@@ -1,8 +1,11 @@
-"""Running the validator service against the real broker, in-process or as a subprocess."""
+"""Running the validator service against the real broker, in-process or as a subprocess:
+the set-up of one route's topics and config (``new_stream``), waiting on conditions
+(``wait_until``), and the service on a thread or as a process."""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import socket
@@ -12,16 +15,27 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
-from kafka_helpers import committed_offsets, end_offsets
+from kafka_helpers import (
+    IsolationLevel,
+    committed_offsets,
+    create_topic,
+    end_offsets,
+    produce,
+    read_topic,
+    unique_group,
+)
 
 from stream_validator.config.settings import ServiceConfig, load_config
 from stream_validator.service.loop import StreamService
 from stream_validator.service.state import ServiceHooks
+from tests.support.ticks import tick
 
 REPO = Path(__file__).resolve().parents[2]
 CONTRACTS = REPO / "config" / "contracts"
@@ -32,24 +46,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def tick(seq: int, **changes: object) -> dict[str, object]:
-    """A tick valid under config/contracts/tick.yaml, unique by seq."""
-    record: dict[str, object] = {
-        "symbol": f"SYM{seq % 13}",
-        "exchange": "XNAS",
-        "event_ts": "2026-11-30T14:30:00.000001+00:00",
-        "seq": seq,
-        "price": 100.0 + seq % 50,
-        "size": 10 + seq % 7,
-        "bid": 99.99,
-        "ask": 100.01,
-        "bid_sz": 3,
-        "ask_sz": 4,
-    }
-    record.update(changes)
-    return record
 
 
 def encode(record: object) -> bytes:
@@ -110,6 +106,70 @@ def all_consumed(bootstrap: str, group: str, source: str) -> bool:
     return committed_offsets(bootstrap, group, source) == end_offsets(bootstrap, source)
 
 
+@dataclass(frozen=True)
+class Stream:
+    """One route on the test broker: its topics, a fresh consumer group, the config file."""
+
+    bootstrap: str
+    source: str
+    clean: str
+    dlq: str
+    group: str
+    config: Path
+
+    def all_consumed(self) -> bool:
+        """True when the group committed the end offset of every source partition."""
+        return all_consumed(self.bootstrap, self.group, self.source)
+
+    def produced(self, topic: str) -> int:
+        """How many records `topic` holds (its end offsets, summed)."""
+        return sum(end_offsets(self.bootstrap, topic).values())
+
+    def fill(self, count: int) -> None:
+        """`count` ticks keyed k0, k1, ...; every hundredth (i % 100 == 3) is garbage."""
+        values = [b"garbage" if i % 100 == 3 else encode(tick(i)) for i in range(count)]
+        messages = [(f"k{i}".encode(), v, None) for i, v in enumerate(values)]
+        produce(self.bootstrap, self.source, messages)
+
+    def outputs_by_source(
+        self, isolation_level: IsolationLevel = "read_uncommitted"
+    ) -> Counter[tuple[int, int]]:
+        """How often each source (partition, offset) appears across clean and DLQ; every
+        source record must appear (records are told apart by their unique keys)."""
+        coords = {m.key: (m.partition, m.offset) for m in read_topic(self.bootstrap, self.source)}
+        seen: Counter[tuple[int, int]] = Counter(
+            coords[m.key]
+            for m in read_topic(self.bootstrap, self.clean, isolation_level=isolation_level)
+        )
+        for message in read_topic(self.bootstrap, self.dlq, isolation_level=isolation_level):
+            envelope = json.loads(message.value or b"")
+            seen[(envelope["source"]["partition"], envelope["source"]["offset"])] += 1
+        assert set(seen) == set(coords.values()), "some source records have no output"
+        return seen
+
+
+def new_stream(
+    bootstrap: str,
+    tmp_path: Path,
+    *,
+    partitions: int = 1,
+    clean_config: Mapping[str, str] | None = None,
+    dlq_config: Mapping[str, str] | None = None,
+    route_options: Mapping[str, object] | None = None,
+    **sections: Mapping[str, Any],
+) -> Stream:
+    """Fresh source and clean topics (`partitions` each), a one-partition DLQ topic, a fresh
+    group and a config (write_config's, plus `sections`) routing them with the tick contract
+    (or route_options["contract"])."""
+    source = create_topic(bootstrap, partitions, prefix="src")
+    clean = create_topic(bootstrap, partitions, prefix="clean", config=clean_config)
+    dlq = create_topic(bootstrap, 1, prefix="dlq", config=dlq_config)
+    group = unique_group("svc")
+    routes = [route("ticks", source, clean, dlq, **(route_options or {}))]
+    config = write_config(tmp_path, bootstrap, routes, group=group, **sections)
+    return Stream(bootstrap, source, clean, dlq, group, config)
+
+
 def wait_until(
     predicate: Callable[[], bool], timeout: float, what: str, interval: float = 0.2
 ) -> None:
@@ -120,6 +180,29 @@ def wait_until(
             return
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+class ServiceLog(logging.Handler):
+    """The messages the service logs in this process while the block runs (attached to the
+    service's own logger, so the CLI turning propagation off does not hide them)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.messages: list[str] = []
+        self._logger = logging.getLogger("stream_validator.service")
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+    def saw(self, text: str) -> bool:
+        return any(text in message for message in list(self.messages))
+
+    def __enter__(self) -> ServiceLog:
+        self._logger.addHandler(self)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._logger.removeHandler(self)
 
 
 class ThreadedService:
@@ -195,6 +278,20 @@ class ServiceProcess:
 
     def status(self) -> dict[str, Any]:
         return self.get("/status")[1]
+
+    def commits(self) -> int:
+        """Offset commits (transactions in exactly-once mode) so far, from /status; 0 when
+        the endpoint does not answer."""
+        return int(self.status().get("commits", 0))
+
+    def reports_not_ready(self) -> bool:
+        """True when /status answers and says not ready (the service saw a broker error)."""
+        return self.status().get("ready") is False
+
+    def reports_stuck(self) -> bool:
+        """True when /status answers and says not live: the loop has not come round within
+        service.liveness_timeout_s (it is blocked)."""
+        return self.status().get("live") is False
 
     def signal(self, signum: int) -> None:
         assert self.proc is not None

@@ -11,19 +11,11 @@ from typing import Any
 
 import pytest
 import yaml
-from kafka_helpers import ReadMessage, create_topic, end_offsets, produce, read_topic, unique_group
-from service_helpers import (
-    CONTRACTS,
-    ThreadedService,
-    all_consumed,
-    encode,
-    route,
-    tick,
-    wait_until,
-    write_config,
-)
+from kafka_helpers import ReadMessage, create_topic, produce, read_topic
+from service_helpers import CONTRACTS, ThreadedService, encode, new_stream, wait_until
 
 from stream_validator.cli.replay import main as replay_main
+from tests.support.ticks import tick
 
 LIMIT = 1_048_576  # service.max_message_bytes default
 
@@ -34,17 +26,10 @@ class Setup:
     def __init__(self, bootstrap: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
         self.bootstrap = bootstrap
         self.capsys = capsys
-        self.source = create_topic(bootstrap, 1, prefix="src")
-        self.clean = create_topic(bootstrap, 1, prefix="clean")
-        self.dlq = create_topic(bootstrap, 1, prefix="dlq")
+        self.stream = new_stream(bootstrap, tmp_path)
+        self.source, self.clean, self.dlq = self.stream.source, self.stream.clean, self.stream.dlq
+        self.config = self.stream.config
         self.target = create_topic(bootstrap, 1, prefix="target")
-        self.group = unique_group("svc")
-        self.config = write_config(
-            tmp_path,
-            bootstrap,
-            [route("ticks", self.source, self.clean, self.dlq)],
-            group=self.group,
-        )
         contract = yaml.safe_load((CONTRACTS / "tick.yaml").read_text())
         contract["version"] = "2"
         for spec in contract["fields"]:
@@ -61,7 +46,7 @@ class Setup:
         return code, json.loads(out.strip().splitlines()[-1])
 
     def dlq_count(self) -> int:
-        return sum(end_offsets(self.bootstrap, self.dlq).values())
+        return self.stream.produced(self.dlq)
 
 
 @pytest.fixture
@@ -86,7 +71,7 @@ def test_half_megabyte_key_reaches_the_dlq_and_the_batch_flows(setup: Setup) -> 
     messages += [(f"k{i}".encode(), encode(tick(i)), None) for i in range(5, 10)]
     produce(setup.bootstrap, setup.source, messages)
     with ThreadedService.from_file(setup.config):
-        wait_until(lambda: all_consumed(setup.bootstrap, setup.group, setup.source), 60, "commit")
+        wait_until(setup.stream.all_consumed, 60, "commit")
     (dlq,) = read_topic(setup.bootstrap, setup.dlq)
     assert record_bytes(dlq) <= LIMIT
     assert len(read_topic(setup.bootstrap, setup.clean)) == 10

@@ -26,7 +26,6 @@ from service_helpers import (
     ThreadedService,
     encode,
     route,
-    tick,
     wait_until,
     write_config,
 )
@@ -35,6 +34,7 @@ from stream_validator.cli.replay import build_job, main, parse_args
 from stream_validator.kafka import ports
 from stream_validator.replay.clients import BrokerClients
 from stream_validator.replay.runner import DlqReplayer
+from tests.support.ticks import tick
 
 ROUTE = "ticks"
 DLQ_PARTITIONS = 2

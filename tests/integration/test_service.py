@@ -4,47 +4,27 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from confluent_kafka.admin import (
-    AdminClient,
-    NewTopic,
-)
-from kafka_helpers import (
-    create_topic,
-    produce,
-    read_topic,
-    unique_group,
-    unique_name,
-)
+from kafka_helpers import create_topic, produce, read_topic, unique_group, unique_name
 from service_helpers import (
     CONTRACTS,
+    ServiceLog,
     ThreadedService,
-    all_consumed,
     encode,
+    new_stream,
     route,
-    tick,
     wait_until,
     write_config,
 )
 
 from stream_validator.cli.devkafka import LocalKafkaBroker
+from tests.support.ticks import tick
 
 Outgoing = tuple[bytes | None, bytes | None, list[tuple[str, bytes]] | None]
-
-
-def topics(bootstrap: str, partitions: int = 3, **dlq_config: str) -> tuple[str, str, str]:
-    """Fresh source, clean and DLQ topics."""
-    return (
-        create_topic(bootstrap, partitions, prefix="src"),
-        create_topic(bootstrap, partitions, prefix="clean"),
-        create_topic(bootstrap, 1, prefix="dlq", config=dlq_config or None),
-    )
 
 
 def envelopes(bootstrap: str, dlq: str) -> list[dict[str, Any]]:
@@ -90,8 +70,13 @@ EXPECTED_KIND = {name: name for name in BAD_RECORDS} | {
 def test_routing_every_violation_kind(kafka_bootstrap: str, tmp_path: Path) -> None:
     """Valid records reach the clean topic byte-identical with key, headers and timestamp;
     each bad record reaches the DLQ once with its kind, envelope and sv.dlq headers."""
-    source, clean, dlq = topics(kafka_bootstrap)
-    group = unique_group("svc")
+    stream = new_stream(
+        kafka_bootstrap,
+        tmp_path,
+        partitions=3,
+        route_options={"contract": strict_contract(tmp_path), "max_payload_bytes": 3000},
+    )
+    source, clean, dlq, group = stream.source, stream.clean, stream.dlq, stream.group
     valid = [encode(tick(i)) for i in range(30)]
     outgoing: list[Outgoing] = [
         (f"K{i % 5}".encode(), v, [("trace", f"t{i}".encode())]) for i, v in enumerate(valid)
@@ -100,23 +85,8 @@ def test_routing_every_violation_kind(kafka_bootstrap: str, tmp_path: Path) -> N
         (name.encode(), value, [("case", name.encode())]) for name, value in BAD_RECORDS.items()
     ]
     produce(kafka_bootstrap, source, outgoing)
-    path = write_config(
-        tmp_path,
-        kafka_bootstrap,
-        [
-            route(
-                "ticks",
-                source,
-                clean,
-                dlq,
-                contract=strict_contract(tmp_path),
-                max_payload_bytes=3000,
-            )
-        ],
-        group=group,
-    )
-    with ThreadedService.from_file(path):
-        wait_until(lambda: all_consumed(kafka_bootstrap, group, source), 60, "all committed")
+    with ThreadedService.from_file(stream.config):
+        wait_until(stream.all_consumed, 60, "all committed")
     coords = source_coordinates(kafka_bootstrap, source)
     sent = {v: (k, h) for k, v, h in outgoing}
     clean_msgs = read_topic(kafka_bootstrap, clean)
@@ -152,40 +122,27 @@ def test_routing_every_violation_kind(kafka_bootstrap: str, tmp_path: Path) -> N
 
 def test_accounting_every_offset_exactly_once(kafka_bootstrap: str, tmp_path: Path) -> None:
     """Undisturbed run: every source (partition, offset) appears exactly once in clean + DLQ."""
-    source, clean, dlq = topics(kafka_bootstrap)
-    group = unique_group("svc")
+    stream = new_stream(kafka_bootstrap, tmp_path, partitions=3)
     bad = list(BAD_RECORDS.values())
     values = [bad[i % len(bad)] if i % 50 == 7 else encode(tick(i)) for i in range(3000)]
     # Bad values repeat, so give every record a unique key to tell them apart.
-    produce(kafka_bootstrap, source, [(f"k{i}".encode(), v, None) for i, v in enumerate(values)])
-    path = write_config(
-        tmp_path, kafka_bootstrap, [route("ticks", source, clean, dlq)], group=group
-    )
-    with ThreadedService.from_file(path):
-        wait_until(lambda: all_consumed(kafka_bootstrap, group, source), 90, "all committed")
-    src = {m.key: (m.partition, m.offset) for m in read_topic(kafka_bootstrap, source)}
-    seen = Counter(src[m.key] for m in read_topic(kafka_bootstrap, clean))
-    seen.update(
-        (e["source"]["partition"], e["source"]["offset"]) for e in envelopes(kafka_bootstrap, dlq)
-    )
-    assert set(seen) == set(src.values())
+    messages = [(f"k{i}".encode(), v, None) for i, v in enumerate(values)]
+    produce(kafka_bootstrap, stream.source, messages)
+    with ThreadedService.from_file(stream.config):
+        wait_until(stream.all_consumed, 90, "all committed")
+    seen = stream.outputs_by_source()  # asserts every source offset has an output
     assert max(seen.values()) == 1
 
 
 @pytest.mark.parametrize("policy", ["alert", "quarantine"])
 def test_null_ceiling_policy(kafka_bootstrap: str, tmp_path: Path, policy: str) -> None:
     """A null-bid spike: 'alert' lets records flow, 'quarantine' sends the batch to the DLQ."""
-    source, clean, dlq = topics(kafka_bootstrap, partitions=1)
-    group = unique_group("svc")
-    produce(kafka_bootstrap, source, [(b"k", encode(tick(i, bid=None)), None) for i in range(40)])
-    path = write_config(
-        tmp_path,
-        kafka_bootstrap,
-        [route("ticks", source, clean, dlq, on_null_ceiling_breach=policy)],
-        group=group,
-    )
-    with ThreadedService.from_file(path) as runner:
-        wait_until(lambda: all_consumed(kafka_bootstrap, group, source), 60, "all committed")
+    stream = new_stream(kafka_bootstrap, tmp_path, route_options={"on_null_ceiling_breach": policy})
+    clean, dlq = stream.clean, stream.dlq
+    messages = [(b"k", encode(tick(i, bid=None)), None) for i in range(40)]
+    produce(kafka_bootstrap, stream.source, messages)
+    with ThreadedService.from_file(stream.config) as runner:
+        wait_until(stream.all_consumed, 60, "all committed")
         events = runner.service.state.recent_events
     assert events and all(e["null_breach_fields"] == {"bid": 100.0} for e in events)
     assert {e["null_ceiling_action"] for e in events} == {policy}
@@ -203,18 +160,21 @@ def test_null_ceiling_policy(kafka_bootstrap: str, tmp_path: Path, policy: str) 
 
 def test_missing_source_topic_is_awaited(kafka_bootstrap: str, tmp_path: Path) -> None:
     """A source topic that does not exist yet is consumed once it is created."""
-    _, clean, dlq = topics(kafka_bootstrap, partitions=1)
+    clean = create_topic(kafka_bootstrap, 1, prefix="clean")
+    dlq = create_topic(kafka_bootstrap, 1, prefix="dlq")
     source = unique_name("late-src")
     group = unique_group("svc")
     path = write_config(
         tmp_path, kafka_bootstrap, [route("ticks", source, clean, dlq)], group=group
     )
-    with ThreadedService.from_file(path) as runner:
-        time.sleep(3)
+    with ServiceLog() as service_log, ThreadedService.from_file(path) as runner:
+        wait_until(
+            lambda: service_log.saw("source topic not available yet"),
+            60,
+            "the consumer to report the missing source topic",
+        )
         assert runner.exit_code is None  # still running, not crashed
-        admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
-        admin.create_topics([NewTopic(source, 1, -1)])[source].result(30)
-        time.sleep(1)
+        create_topic(kafka_bootstrap, 1, name=source)  # returns once it has a leader
         produce(kafka_bootstrap, source, [(b"k", encode(tick(i)), None) for i in range(10)])
         wait_until(
             lambda: len(read_topic(kafka_bootstrap, clean)) == 10, 90, "records from the late topic"
@@ -224,18 +184,17 @@ def test_missing_source_topic_is_awaited(kafka_bootstrap: str, tmp_path: Path) -
 def test_broker_down_at_start_then_up(restartable_kafka: LocalKafkaBroker, tmp_path: Path) -> None:
     """Started while the broker is down: not ready, no crash; once it is up, all is processed."""
     bootstrap = restartable_kafka.bootstrap_servers
-    source, clean, dlq = topics(bootstrap, partitions=1)
-    group = unique_group("svc")
-    produce(bootstrap, source, [(b"k", encode(tick(i)), None) for i in range(20)])
-    path = write_config(tmp_path, bootstrap, [route("ticks", source, clean, dlq)], group=group)
+    stream = new_stream(bootstrap, tmp_path)
+    produce(bootstrap, stream.source, [(b"k", encode(tick(i)), None) for i in range(20)])
     restartable_kafka.stop()
-    with ThreadedService.from_file(path) as runner:
-        time.sleep(4)
+    with ThreadedService.from_file(stream.config) as runner:
+        state = runner.service.state
+        wait_until(lambda: state.last_error is not None, 60, "last_error: broker unreachable")
         assert runner.exit_code is None
-        assert runner.service.state.ready is False
+        assert state.ready is False
         restartable_kafka.start(keep_data=True)
-        wait_until(lambda: all_consumed(bootstrap, group, source), 120, "processing after start")
-    assert len(read_topic(bootstrap, clean)) == 20
+        wait_until(stream.all_consumed, 120, "processing after start")
+    assert len(read_topic(bootstrap, stream.clean)) == 20
 
 
 def test_readiness_recovers_after_broker_outage_without_traffic(
@@ -243,11 +202,9 @@ def test_readiness_recovers_after_broker_outage_without_traffic(
 ) -> None:
     """An idle service turns not ready when the broker goes away and ready when it is back."""
     bootstrap = restartable_kafka.bootstrap_servers
-    source, clean, dlq = topics(bootstrap, partitions=1)
-    path = write_config(
-        tmp_path, bootstrap, [route("ticks", source, clean, dlq)], group=unique_group("svc")
-    )
-    with ThreadedService.from_file(path) as runner:
+    stream = new_stream(bootstrap, tmp_path)
+    source, clean = stream.source, stream.clean
+    with ThreadedService.from_file(stream.config) as runner:
         state = runner.service.state
         wait_until(lambda: state.ready, 60, "ready")
         restartable_kafka.stop()
@@ -261,20 +218,14 @@ def test_readiness_recovers_after_broker_outage_without_traffic(
 def test_huge_record_gets_a_truncated_envelope(kafka_bootstrap: str, tmp_path: Path) -> None:
     """A record too big for the DLQ's size limit is truncated in its envelope, never dropped."""
 
-    source, clean, dlq = topics(kafka_bootstrap, partitions=1)
-    group = unique_group("svc")
+    stream = new_stream(kafka_bootstrap, tmp_path, service={"max_message_bytes": 120_000})
+    clean = stream.clean
     huge = encode(tick(1, padding="p" * 300_000))
-    produce(kafka_bootstrap, source, [(b"big", huge, None), (b"ok", encode(tick(2)), None)])
-    path = write_config(
-        tmp_path,
-        kafka_bootstrap,
-        [route("ticks", source, clean, dlq)],
-        group=group,
-        service={"max_message_bytes": 120_000},
-    )
-    with ThreadedService.from_file(path):
-        wait_until(lambda: all_consumed(kafka_bootstrap, group, source), 60, "all committed")
-    (message,) = read_topic(kafka_bootstrap, dlq)
+    messages = [(b"big", huge, None), (b"ok", encode(tick(2)), None)]
+    produce(kafka_bootstrap, stream.source, messages)
+    with ThreadedService.from_file(stream.config):
+        wait_until(stream.all_consumed, 60, "all committed")
+    (message,) = read_topic(kafka_bootstrap, stream.dlq)
     envelope = json.loads(message.value or b"")
     assert len(message.value or b"") <= 120_000
     assert envelope["payload_truncated"] is True

@@ -8,14 +8,7 @@ from pathlib import Path
 
 import pytest
 from kafka_helpers import committed_offsets, unique_group
-from service_helpers import (
-    ServiceProcess,
-    all_consumed,
-    route,
-    wait_until,
-    write_config,
-)
-from test_service_process import outputs_by_source, produced, setup_stream
+from service_helpers import ServiceProcess, new_stream, wait_until
 
 from stream_validator.cli.devkafka import LocalKafkaBroker
 
@@ -23,24 +16,24 @@ from stream_validator.cli.devkafka import LocalKafkaBroker
 def test_exactly_once_recovers_after_broker_kill_and_restart(
     restartable_kafka: LocalKafkaBroker, tmp_path: Path, record_property: pytest.RecordProperty
 ) -> None:
-    """Broker kill -9 mid-stream, back 5 s later: exactly-once resumes, 0 lost, 0 duplicated."""
+    """Broker kill -9 after 25 committed transactions, back once the service has seen it go:
+    exactly-once resumes, 0 lost, 0 duplicated."""
     bootstrap = restartable_kafka.bootstrap_servers
     total = 60_000
-    source, clean, dlq = setup_stream(bootstrap, total)
-    group = unique_group("svc")
-    path = write_config(
-        tmp_path,
+    stream = new_stream(
         bootstrap,
-        [route("ticks", source, clean, dlq)],
-        group=group,
+        tmp_path,
+        partitions=3,
         batch={"max_records": 200},
         kafka={"transactional_id": unique_group("txn")},
     )
-    service = ServiceProcess(path, tmp_path / "run.log").start()
+    stream.fill(total)
+    group, source = stream.group, stream.source
+    service = ServiceProcess(stream.config, tmp_path / "run.log").start()
     try:
-        wait_until(lambda: produced(bootstrap, clean) > 5000, 120, "output under way")
+        wait_until(lambda: service.commits() >= 25, 120, "25 commits in /status")
         restartable_kafka.kill()
-        time.sleep(5)
+        wait_until(service.reports_not_ready, 60, "/status to report the broker gone")
         restartable_kafka.start(keep_data=True)
         back = time.monotonic()
         before = sum(committed_offsets(bootstrap, group, source).values())
@@ -51,13 +44,13 @@ def test_exactly_once_recovers_after_broker_kill_and_restart(
         )
         recovery_s = time.monotonic() - back
         assert before < total, "killed too late to be mid-stream"
-        wait_until(lambda: all_consumed(bootstrap, group, source), 180, "all committed")
+        wait_until(stream.all_consumed, 180, "all committed")
         finished_s = time.monotonic() - back
         service.signal(signal.SIGTERM)
         assert service.wait(40) == 0, service.logs()[-3000:]
     finally:
         service.kill()
-    seen = outputs_by_source(bootstrap, source, clean, dlq, "read_committed")
+    seen = stream.outputs_by_source("read_committed")
     record_property("eos_recovery_after_broker_restart_s", round(recovery_s, 1))
     print(
         f"exactly-once broker kill: {total} records, first commit {recovery_s:.1f}s and all"
@@ -74,26 +67,28 @@ def test_sigterm_while_blocked_in_librdkafka_exits_within_the_deadline(
 ) -> None:
     """SIGTERM while blocked in librdkafka on a dead broker: exit 0 or 4 within deadline + 5 s."""
     bootstrap = restartable_kafka.bootstrap_servers
-    source, clean, dlq = setup_stream(bootstrap, 20_000)
     producer = {"message.timeout.ms": "120000"}
     kafka: dict[str, object] = {"producer": producer}
     if mode == "exactly-once":
         kafka["transactional_id"] = unique_group("txn")
         producer["transaction.timeout.ms"] = "180000"  # must not be below message.timeout.ms
-    path = write_config(
-        tmp_path,
+    stream = new_stream(
         bootstrap,
-        [route("ticks", source, clean, dlq)],
-        group=unique_group("svc"),
+        tmp_path,
+        partitions=3,
         batch={"max_records": 100},
-        service={"shutdown_timeout_s": 5},
+        # Not live once the loop has not come round for 3 s: blocked, which is what we wait for.
+        service={"shutdown_timeout_s": 5, "liveness_timeout_s": 3},
         kafka=kafka,
     )
-    service = ServiceProcess(path, tmp_path / "run.log").start()
+    stream.fill(20_000)
+    service = ServiceProcess(stream.config, tmp_path / "run.log").start()
     try:
-        wait_until(lambda: produced(bootstrap, clean) > 2000, 90, "output under way")
+        wait_until(lambda: service.commits() >= 20, 90, "20 commits in /status")
         restartable_kafka.kill()
-        time.sleep(3)  # the loop now waits up to 125 s for acknowledgements in flush()
+        # With a batch in flight the loop now waits in librdkafka (up to 125 s) for
+        # acknowledgements that cannot come, and stops coming round.
+        wait_until(service.reports_stuck, 60, "/status to report the loop stuck (not live)")
         service.signal(signal.SIGTERM)
         code = service.wait(5 + 5)
     finally:

@@ -6,11 +6,12 @@ import threading
 from pathlib import Path
 
 from kafka_helpers import create_topic, produce, read_topic, unique_group
-from service_helpers import CONTRACTS, all_consumed, encode, tick, wait_until, write_config
+from service_helpers import CONTRACTS, all_consumed, encode, wait_until, write_config
 
 from stream_validator.config.settings import load_config
 from stream_validator.service.loop import StreamService
 from stream_validator.service.state import ServiceHooks
+from tests.support.ticks import tick
 
 
 def test_pattern_consumes_only_topics_it_matches_whole(

@@ -11,16 +11,11 @@ from stream_validator.records import Headers, SourceRecord
 from stream_validator.replay.planner import OutputContext, ReplayPlanner, Target
 from stream_validator.replay.selection import Selection
 from stream_validator.verify import Violation, ViolationKind
-from tests.support.ticks import tick_contract
+from tests.support.ticks import seed_tick, tick_contract
 
 DLQ = "ticks.dlq"
 SOURCE = "ticks"
 PRICE_BELOW_MIN = Violation("price", ViolationKind.BELOW_MIN, "price -1.0 below min_value 1e-09")
-
-
-def tick_bytes(price: float = 100.0, volume: object = 5, symbol: str = "AAPL") -> bytes:
-    """A tick payload for tests/unit/conftest.tick_contract."""
-    return json.dumps({"price": price, "volume": volume, "symbol": symbol}).encode()
 
 
 def dlq_record(
@@ -45,7 +40,7 @@ def dlq_record(
         partition=0,
         offset=offset if source_offset is None else source_offset,
         key=key,
-        value=tick_bytes(price=-1.0) if value is None else value,
+        value=seed_tick.json(price=-1.0) if value is None else value,
         headers=[("trace", b"t1")] if headers is None else headers,
         timestamp_ms=timestamp_ms,
     )

@@ -3,39 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
-import json
-from pathlib import Path
 
-from stream_validator.config.settings import RouteConfig
 from stream_validator.contracts import load_contract
 from stream_validator.records import SourceRecord
-from stream_validator.service.pipeline import BatchPlan, RouteProcessor
+from stream_validator.service.pipeline import BatchPlan
+from tests.support.ticks import TICK_YAML, tick, tick_processor
 
-TICK = Path(__file__).resolve().parents[2] / "config" / "contracts" / "tick.yaml"
 RECORDS, KEYS_PER_RECORD = 20, 4_500
 
 
 def flood_plan() -> BatchPlan:
     """The plan of 20 valid ticks with 4,500 unique extra keys each (some 300 characters)."""
-    contract = dataclasses.replace(load_contract(TICK), forbid_unknown_fields=True)
-    route = RouteConfig("ticks", str(TICK), contract, "clean", "dlq", source_topics=("src",))
-    processor = RouteProcessor(
-        route, consumer_group="g", validator_version="0", max_message_bytes=100_000_000
-    )
+    contract = dataclasses.replace(load_contract(TICK_YAML), forbid_unknown_fields=True)
+    processor = tick_processor(contract=contract, max_message_bytes=100_000_000)
     records = []
     for i in range(RECORDS):
-        value: dict[str, object] = {
-            "symbol": "A",
-            "exchange": "X",
-            "event_ts": "2026-11-30T00:00:00Z",
-            "seq": i,
-            "price": 1.5,
-            "size": 1,
-            "bid": 1.4,
-            "ask": 1.6,
-            "bid_sz": 1,
-            "ask_sz": 1,
-        }
-        value.update({f"{'k' * (j % 3) * 100}{i}_{j}": 1 for j in range(KEYS_PER_RECORD)})
-        records.append(SourceRecord("src", 0, i, None, json.dumps(value).encode(), [], 1000))
+        extra = {f"{'k' * (j % 3) * 100}{i}_{j}": 1 for j in range(KEYS_PER_RECORD)}
+        records.append(SourceRecord("src", 0, i, None, tick.json(i, **extra), [], 1000))
     return processor.plan(records, validated_at="t")

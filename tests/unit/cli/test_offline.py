@@ -13,26 +13,10 @@ import pytest
 from stream_validator import DataSchemaContractVerifier, load_contract
 from stream_validator.cli.main import main
 from stream_validator.offline import validate_jsonl
+from tests.support.ticks import TickFactory
 
 REPO = Path(__file__).resolve().parents[3]
 TICK = REPO / "config" / "contracts" / "tick.yaml"
-
-
-def tick(i: int = 0, **changes: object) -> dict[str, object]:
-    record: dict[str, object] = {
-        "symbol": "AAPL",
-        "exchange": "XNAS",
-        "event_ts": "2026-11-30T14:30:00.000001+00:00",
-        "seq": i,
-        "price": 190.5,
-        "size": 100,
-        "bid": 190.49,
-        "ask": 190.51,
-        "bid_sz": 3,
-        "ask_sz": 4,
-    }
-    record.update(changes)
-    return record
 
 
 def jsonl(*records: object) -> bytes:
@@ -67,10 +51,14 @@ def test_check_contract_reports_every_problem_of_a_file(
     assert "duplicate key 'max_allowed_null_pct'" in err and "unknown key(s) colour" in err
 
 
-def test_validate_writes_valid_and_dlq(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_writes_valid_and_dlq(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make_tick: TickFactory
+) -> None:
     """Valid lines go out unchanged, DLQ entries carry line, violations and the raw line."""
     source = tmp_path / "in.jsonl"
-    source.write_bytes(jsonl(tick(1), tick(2, price="190.5"), b"\xffgarbage", tick(3)))
+    source.write_bytes(
+        jsonl(make_tick(1), make_tick(2, price="190.5"), b"\xffgarbage", make_tick(3))
+    )
     valid, dlq = tmp_path / "valid.jsonl", tmp_path / "dlq.jsonl"
     status = main(
         [
@@ -85,7 +73,7 @@ def test_validate_writes_valid_and_dlq(tmp_path: Path, capsys: pytest.CaptureFix
         ]
     )
     assert status == 1
-    assert valid.read_bytes() == jsonl(tick(1), tick(3))
+    assert valid.read_bytes() == jsonl(make_tick(1), make_tick(3))
     entries = [json.loads(line) for line in dlq.read_bytes().splitlines()]
     assert [e["line"] for e in entries] == [2, 3]
     assert entries[0]["violations"] == [
@@ -95,23 +83,27 @@ def test_validate_writes_valid_and_dlq(tmp_path: Path, capsys: pytest.CaptureFix
             "message": "field 'price': expected float, got str '190.5'",
         }
     ]
-    assert entries[0]["raw"] == json.dumps(tick(2, price="190.5"))
+    assert entries[0]["raw"] == json.dumps(make_tick(2, price="190.5"))
     assert entries[1]["raw_encoding"] == "base64"
     out = capsys.readouterr().out
     assert "2 valid, 2 quarantined" in out and "verdict: INVALID" in out
 
 
-def test_validate_all_valid_exits_zero(tmp_path: Path) -> None:
+def test_validate_all_valid_exits_zero(tmp_path: Path, make_tick: TickFactory) -> None:
     """A clean file exits 0."""
     source = tmp_path / "in.jsonl"
-    source.write_bytes(jsonl(*(tick(i) for i in range(10))))
+    source.write_bytes(jsonl(*(make_tick(i) for i in range(10))))
     assert main(["validate", "--contract", str(TICK), str(source)]) == 0
 
 
-def test_validate_json_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_json_summary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make_tick: TickFactory
+) -> None:
     """--json prints counts, violations by kind/field, null rates, drift and the verdict."""
     source = tmp_path / "in.jsonl"
-    source.write_bytes(jsonl(tick(1, bid=None), tick(2, venue="X"), tick(3, size=-1), b"", [1]))
+    source.write_bytes(
+        jsonl(make_tick(1, bid=None), make_tick(2, venue="X"), make_tick(3, size=-1), b"", [1])
+    )
     assert main(["validate", "--contract", str(TICK), str(source), "--json"]) == 1
     summary = json.loads(capsys.readouterr().out)
     assert summary["records"] == 4 and summary["blank_lines_skipped"] == 1
@@ -123,10 +115,12 @@ def test_validate_json_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert summary["verdict"] == "INVALID"
 
 
-def test_summary_bounds_payload_derived_names(tmp_path: Path) -> None:
+def test_summary_bounds_payload_derived_names(tmp_path: Path, make_tick: TickFactory) -> None:
     """90,000 unique unknown keys keep the summary small: 50 names shown, the rest counted."""
     keys = {f"k{i}": 1 for i in range(90_000)}
-    source = io.BytesIO(jsonl(*(tick(i, **dict(list(keys.items())[i::20])) for i in range(20))))
+    source = io.BytesIO(
+        jsonl(*(make_tick(i, **dict(list(keys.items())[i::20])) for i in range(20)))
+    )
     verifier = DataSchemaContractVerifier(load_contract(TICK))
     summary = validate_jsonl(verifier, source, batch_size=5).as_dict()
     assert len(summary["observed_unknown_fields"]) == 50
@@ -134,10 +128,10 @@ def test_summary_bounds_payload_derived_names(tmp_path: Path) -> None:
     assert len(json.dumps(summary)) < 20_000
 
 
-def test_batch_size_scopes_the_null_ceiling() -> None:
+def test_batch_size_scopes_the_null_ceiling(make_tick: TickFactory) -> None:
     """With --batch-size the null ceiling is judged per batch: one bad batch fails the run."""
     verifier = DataSchemaContractVerifier(load_contract(TICK))
-    data = jsonl(*(tick(i, bid=None if i == 150 else 190.0) for i in range(300)))
+    data = jsonl(*(make_tick(i, bid=None if i == 150 else 190.0) for i in range(300)))
     whole = validate_jsonl(verifier, io.BytesIO(data))
     assert whole.is_valid  # 1 null in 300 = 0.33% <= 1%
     batched = validate_jsonl(verifier, io.BytesIO(data), batch_size=50)
@@ -145,11 +139,11 @@ def test_batch_size_scopes_the_null_ceiling() -> None:
     assert batched.invalid_batches[0]["lines"] == [151, 200]
 
 
-def test_validate_reads_stdin(tmp_path: Path) -> None:
+def test_validate_reads_stdin(tmp_path: Path, make_tick: TickFactory) -> None:
     """'-' reads the input from stdin (through the real console entry point)."""
     proc = subprocess.run(
         [sys.executable, "-m", "stream_validator", "validate", "--contract", str(TICK), "-"],
-        input=jsonl(tick(1)),
+        input=jsonl(make_tick(1)),
         capture_output=True,
         check=False,
     )
@@ -184,12 +178,14 @@ def test_missing_input_or_bad_contract_exit_two(
     assert "absent.jsonl" in err and "bad.yaml" in err
 
 
-def test_validate_quarantines_hostile_lines(tmp_path: Path) -> None:
+def test_validate_quarantines_hostile_lines(tmp_path: Path, make_tick: TickFactory) -> None:
     """Nesting at the decoder limit and duplicate keys become DLQ lines; the run completes."""
     deep = b"[" * 1000 + b"]" * 1000
-    duplicate = json.dumps(tick(2)).replace('"price": 190.5', '"price": -1, "price": 190.5')
+    duplicate = json.dumps(make_tick(2, price=190.5)).replace(
+        '"price": 190.5', '"price": -1, "price": 190.5'
+    )
     source = tmp_path / "in.jsonl"
-    source.write_bytes(jsonl(deep, tick(1, price=[[[]]]), duplicate.encode(), tick(3)))
+    source.write_bytes(jsonl(deep, make_tick(1, price=[[[]]]), duplicate.encode(), make_tick(3)))
     dlq = tmp_path / "dlq.jsonl"
     status = main(["validate", "--contract", str(TICK), str(source), "--dlq-out", str(dlq)])
     assert status == 1
@@ -203,12 +199,14 @@ def test_validate_quarantines_hostile_lines(tmp_path: Path) -> None:
 
 
 def test_validate_streams_blocks_like_line_by_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make_tick: TickFactory
 ) -> None:
     """Lines split across read blocks, CRLF, blank lines and batch edges change nothing."""
     import stream_validator.offline as offline
 
-    lines = [json.dumps(tick(i, **({"size": -1} if i % 3 == 0 else {}))).encode() for i in range(9)]
+    lines = [
+        json.dumps(make_tick(i, **({"size": -1} if i % 3 == 0 else {}))).encode() for i in range(9)
+    ]
     data = b"\r\n".join(lines[:4]) + b"\r\n\n  \n" + b"\n".join(lines[4:]) + b"\n" + b"{"
     verifier = DataSchemaContractVerifier(load_contract(TICK))
     outputs = []

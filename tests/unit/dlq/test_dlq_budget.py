@@ -6,33 +6,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from pathlib import Path
 
-from stream_validator.config.settings import RouteConfig
-from stream_validator.contracts import load_contract
 from stream_validator.records import OutputRecord, SourceRecord
 from stream_validator.replay.planner import Envelope, Outcome, ReplayPlanner
 from stream_validator.replay.selection import Selection
 from stream_validator.service.pipeline import RouteProcessor
+from tests.support.ticks import tick_processor
 
-TICK = Path(__file__).resolve().parents[3] / "config" / "contracts" / "tick.yaml"
 LIMIT = 1_048_576
 MAX_PAYLOAD = LIMIT - 48_576
 
 
 def processor() -> RouteProcessor:
-    route = RouteConfig(
-        name="ticks",
-        contract_path=str(TICK),
-        contract=load_contract(TICK),
-        clean_topic="clean",
-        dlq_topic="dlq",
-        source_topics=("src",),
-        max_payload_bytes=MAX_PAYLOAD,
-    )
-    return RouteProcessor(
-        route, consumer_group="g", validator_version="0.1.0", max_message_bytes=LIMIT
-    )
+    return tick_processor(max_message_bytes=LIMIT, max_payload_bytes=MAX_PAYLOAD)
 
 
 def quarantine(

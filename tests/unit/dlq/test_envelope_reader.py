@@ -16,6 +16,7 @@ from stream_validator.dlq.envelope_reader import (
     parse_envelope,
 )
 from tests.support.dlq import dlq_record, envelope_of, raw_dlq_record
+from tests.support.ticks import seed_tick
 
 
 def _reason(value: bytes | None) -> UnreplayableReason:
@@ -42,7 +43,7 @@ def test_original_record_is_rebuilt_byte_for_byte() -> None:
         [("a", b"1"), ("b", None)],
         1_000,
     )
-    assert original.value == json.dumps({"price": -1.0, "volume": 5, "symbol": "AAPL"}).encode()
+    assert original.value == seed_tick.json(price=-1.0)
     assert (parsed.route, parsed.contract_name, parsed.contract_version) == ("ticks", "tick", "1")
     assert [v.field for v in parsed.violations] == ["price"]
 

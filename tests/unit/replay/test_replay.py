@@ -26,15 +26,15 @@ from tests.support.dlq import (
     dlq_record,
     planner,
     raw_dlq_record,
-    tick_bytes,
 )
+from tests.support.ticks import seed_tick
 
 
 def outcomes(decisions: list[Decision]) -> list[Outcome]:
     return [d.outcome for d in decisions]
 
 
-STILL_BAD = tick_bytes(volume="five")
+STILL_BAD = seed_tick.json(volume="five")
 
 
 def test_now_valid_record_passes() -> None:
@@ -134,7 +134,7 @@ def test_passing_record_is_sent_as_it_was_with_replay_headers() -> None:
     output = build_output(decision, context())
     assert output is not None and output.kind == "target"
     assert (output.topic, output.key, output.timestamp_ms) == ("ticks.clean", b"AAPL", 1_000)
-    assert output.value == tick_bytes(price=-1.0)
+    assert output.value == seed_tick.json(price=-1.0)
     assert output.headers == [
         ("trace", b"t"),
         ("sv.replay.dlq.topic", DLQ.encode()),

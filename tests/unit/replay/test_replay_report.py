@@ -8,7 +8,8 @@ from stream_validator.codec import encode_json
 from stream_validator.errors import ReplayExit
 from stream_validator.replay.planner import Decision, Outcome, ReplayOutput, build_output
 from stream_validator.replay.report import ReplaySummary
-from tests.support.dlq import context, dlq_record, planner, raw_dlq_record, tick_bytes
+from tests.support.dlq import context, dlq_record, planner, raw_dlq_record
+from tests.support.ticks import seed_tick
 
 
 def summary(dry_run: bool = False, **options: object) -> ReplaySummary:
@@ -25,7 +26,7 @@ def test_counts_by_outcome_and_requeues() -> None:
     report = summary()
     for decision, output in decided(
         dlq_record(offset=0),
-        dlq_record(tick_bytes(volume="x"), offset=1),
+        dlq_record(seed_tick.json(volume="x"), offset=1),
         raw_dlq_record(b"junk", offset=2),
     ):
         report.add(decision, output)
@@ -42,7 +43,7 @@ def test_counts_by_outcome_and_requeues() -> None:
 def test_dry_run_names_would_pass_and_would_requeue() -> None:
     """A dry run reports would_pass and would_requeue instead of replayed/requeued."""
     report = summary(dry_run=True)
-    for decision, output in decided(dlq_record(), dlq_record(tick_bytes(volume="x"), offset=1)):
+    for decision, output in decided(dlq_record(), dlq_record(seed_tick.json(volume="x"), offset=1)):
         report.add(decision, output)
     document = report.as_dict()
     assert document["outcomes"]["would_pass"] == 1
@@ -56,7 +57,7 @@ def test_exit_code_is_zero_only_when_everything_selected_passed() -> None:
     ok, failing = summary(), summary()
     for decision, output in decided(dlq_record()):
         ok.add(decision, output)
-    for decision, output in decided(dlq_record(tick_bytes(volume="x"))):
+    for decision, output in decided(dlq_record(seed_tick.json(volume="x"))):
         failing.add(decision, output)
     assert (ok.exit_code(), failing.exit_code()) == (ReplayExit.OK, ReplayExit.NOT_ALL)
     ok.interrupted = True
@@ -88,7 +89,7 @@ def test_examples_are_capped_and_json_ready() -> None:
 def test_render_lists_every_outcome() -> None:
     """The human summary has one line per outcome and the examples."""
     report = summary()
-    for decision, output in decided(dlq_record(tick_bytes(volume="x"))):
+    for decision, output in decided(dlq_record(seed_tick.json(volume="x"))):
         report.add(decision, output)
     text = report.render()
     for outcome in Outcome:

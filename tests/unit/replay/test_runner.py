@@ -17,11 +17,12 @@ from stream_validator.replay.planner import Outcome, Target
 from stream_validator.replay.report import ReplaySummary
 from stream_validator.replay.runner import DlqReplayer, ReplayJob
 from stream_validator.replay.selection import Selection
-from tests.support.dlq import DLQ, dlq_record, envelope_of, fixed_verifier, tick_bytes
+from tests.support.dlq import DLQ, dlq_record, envelope_of, fixed_verifier
+from tests.support.ticks import seed_tick
 
 CLEAN = "ticks.clean"
-PASSES = tick_bytes(price=-1.0)  # quarantined for its price; the fixed contract accepts it
-FAILS = tick_bytes(volume="five")  # still fails the fixed contract
+PASSES = seed_tick.json(price=-1.0)  # quarantined for its price; the fixed contract accepts it
+FAILS = seed_tick.json(volume="five")  # still fails the fixed contract
 
 
 class FakeClients:
@@ -204,7 +205,7 @@ def test_dry_run_writes_and_commits_nothing() -> None:
 def test_record_too_large_for_the_producer_is_unreplayable_and_the_chunk_commits() -> None:
     """A record the client refuses as too large is reported unreplayable; the rest of its
     chunk is sent and the offsets move past it."""
-    broker = broker_with(PASSES, tick_bytes(price=-1.0, symbol="X" * 2_000), PASSES)
+    broker = broker_with(PASSES, seed_tick.json(price=-1.0, symbol="X" * 2_000), PASSES)
     summary = replay(broker, make_job(batch_size=10), max_bytes=1_000)
     assert summary.outcomes[str(Outcome.UNREPLAYABLE)] == 1
     assert summary.unreplayable == {"oversized": 1}

@@ -13,8 +13,8 @@ from stream_validator.service.app import metrics_hooks
 from stream_validator.service.loop import StreamService
 from stream_validator.service.metrics import CollectorRegistry, ServiceMetrics
 from stream_validator.service.state import ServiceHooks, ServiceState
-
-from .test_pipeline import TICK, tick
+from tests.support.ticks import TICK_YAML as TICK
+from tests.support.ticks import tick
 
 __all__ = ["EVERY_POLL", "Harness", "service_config", "tick"]
 

@@ -40,7 +40,7 @@ def test_rewind_forgets_records_that_will_be_read_again() -> None:
 def test_failed_commit_is_retried_with_the_next_batch() -> None:
     """A commit error loses nothing: the next batch's commit carries the offsets on."""
     h = Harness(service_config())
-    h.feed([tick(i) for i in range(20)])
+    h.feed([tick.json(i) for i in range(20)])
     h.broker.faults.commit_errors.append(KafkaErrorInfo("REQUEST_TIMED_OUT", "slow"))
     assert h.run() == ServiceExit.OK
     assert h.broker.commit_log == [("svc", {("src", 0): 20})]

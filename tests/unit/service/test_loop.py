@@ -13,7 +13,7 @@ from .fakeservice import EVERY_POLL, Harness, service_config, tick
 def test_no_offset_is_committed_before_its_outputs_are_acknowledged() -> None:
     """At every commit, each committed source record already has its output in a topic."""
     h = Harness(service_config(commit_interval_s=EVERY_POLL))
-    h.feed([tick(i) for i in range(25)] + [b"garbage"])
+    h.feed([tick.json(i) for i in range(25)] + [b"garbage"])
     seen: list[tuple[int, int]] = []
     commit = h.broker.commit_offsets
 
@@ -34,7 +34,7 @@ def test_failed_output_rewinds_to_the_batch_start_and_counts_the_batch_once() ->
     """One failed delivery: nothing committed, the batch re-read from its start, and the
     metrics count each record once although 9 outputs of the first attempt landed twice."""
     h = Harness(service_config())
-    h.feed([tick(i) for i in range(10)])
+    h.feed([tick.json(i) for i in range(10)])
     h.broker.faults.fail_delivery(nth=3)
     assert h.run() == ServiceExit.OK
     assert h.broker.commit_log == [("svc", {("src", 0): 10})]
@@ -48,7 +48,7 @@ def test_failed_output_rewinds_to_the_batch_start_and_counts_the_batch_once() ->
 def test_halts_after_the_configured_failed_batches_without_committing() -> None:
     """halt_after_failed_batches: exit 3, nothing committed."""
     h = Harness(service_config(halt_after_failed_batches=3))
-    h.feed([tick(i) for i in range(5)])
+    h.feed([tick.json(i) for i in range(5)])
     h.broker.faults.fail_delivery(topic="clean", times=-1)
     assert h.run() == ServiceExit.HALTED
     assert h.broker.committed("svc") == {}
@@ -59,7 +59,7 @@ def test_revoked_partition_gets_its_pending_offsets_committed_first() -> None:
     """An asynchronous commit that failed unseen is made again, synchronously, in the revoke
     callback, before the partition moves."""
     h = Harness(service_config(commit_interval_s=EVERY_POLL), partitions=2)
-    h.feed([tick(i) for i in range(3)], partition=1)
+    h.feed([tick.json(i) for i in range(3)], partition=1)
     h.broker.faults.commit_errors.append(KafkaErrorInfo("REQUEST_TIMED_OUT", "slow"))
     consumer_of = h.clients.consumers
 
@@ -76,7 +76,7 @@ def test_revoked_partition_gets_its_pending_offsets_committed_first() -> None:
 def test_lost_partition_is_never_committed() -> None:
     """Lost partitions drop their pending offsets: another member owns them now."""
     h = Harness(service_config(), partitions=2)
-    h.feed([tick(i) for i in range(3)], partition=1)
+    h.feed([tick.json(i) for i in range(3)], partition=1)
     h.broker.faults.commit_errors.append(KafkaErrorInfo("REQUEST_TIMED_OUT", "slow"))
 
     def lose_once() -> None:
@@ -92,7 +92,7 @@ def test_lost_partition_is_never_committed() -> None:
 def test_stop_mid_batch_finishes_and_commits_the_in_flight_batch() -> None:
     """stop() while a batch is produced: that batch is delivered and committed, no more."""
     h = Harness(service_config())
-    h.feed([tick(i) for i in range(30)])
+    h.feed([tick.json(i) for i in range(30)])
 
     def stop_at(count: int, _record: Producible) -> None:
         if count == 15:
@@ -108,8 +108,8 @@ def test_clean_record_over_the_size_limit_becomes_an_oversized_dlq_entry() -> No
     """Key and headers push a valid record past max_message_bytes: DLQ kind oversized,
     counted as quarantined (delivered to the DLQ), not as valid."""
     h = Harness(service_config())
-    h.feed([tick(0), tick(1)])
-    h.broker.append("src", tick(2), headers=[("big", b"x" * 1_100_000)])
+    h.feed([tick.json(0), tick.json(1)])
+    h.broker.append("src", tick.json(2), headers=[("big", b"x" * 1_100_000)])
     assert h.run() == ServiceExit.OK
     (dlq,) = h.topic("dlq")
     assert dict(dlq.headers)["sv.dlq.violation.kind"] == b"oversized"
@@ -126,9 +126,9 @@ def test_refused_clean_record_is_isolated_and_becomes_delivery_rejected() -> Non
     """A record the clean topic refuses for good fails its batchmates once; re-read, it is
     produced alone, then sent to the DLQ as delivery_rejected while the rest flows."""
     h = Harness(service_config())
-    h.feed([tick(i) for i in range(5)])
+    h.feed([tick.json(i) for i in range(5)])
     h.broker.faults.refuse = lambda r: (
-        "INVALID_RECORD" if r.topic == "clean" and b'"seq": 2' in (r.value or b"") else None
+        "INVALID_RECORD" if r.topic == "clean" and b'"seq":2,' in (r.value or b"") else None
     )
     assert h.run() == ServiceExit.OK
     (dlq,) = h.topic("dlq")
@@ -141,7 +141,7 @@ def test_refused_clean_record_is_isolated_and_becomes_delivery_rejected() -> Non
 def test_dlq_entry_refused_alone_halts_with_its_coordinates() -> None:
     """A DLQ entry the DLQ topic refuses alone cannot go anywhere: exit 3, nothing committed."""
     h = Harness(service_config())
-    h.feed([tick(0), b"garbage"])
+    h.feed([tick.json(0), b"garbage"])
     h.broker.faults.refuse = lambda r: "INVALID_RECORD" if r.topic == "dlq" else None
     assert h.run() == ServiceExit.HALTED
     assert h.broker.committed("svc") == {}
@@ -152,7 +152,7 @@ def test_dlq_entry_refused_alone_halts_with_its_coordinates() -> None:
 def test_unreadable_headers_send_a_valid_record_to_the_dlq() -> None:
     """Headers the client cannot read: the valid record goes to the DLQ as undecodable."""
     h = Harness(service_config())
-    (record,) = h.feed([tick(0)])
+    (record,) = h.feed([tick.json(0)])
     h.broker.mark_unreadable(record, "header names are not valid UTF-8")
     assert h.run() == ServiceExit.OK
     (dlq,) = h.topic("dlq")
@@ -170,7 +170,7 @@ def test_raising_hook_is_counted_in_status_and_metrics_and_the_batch_commits() -
     h = Harness(
         service_config(), hooks=ServiceHooks(on_batch=on_batch, on_hook_error=errors.append)
     )
-    h.feed([tick(i) for i in range(20)])
+    h.feed([tick.json(i) for i in range(20)])
     assert h.run() == ServiceExit.OK
     assert h.broker.committed("svc") == {("src", 0): 20}
     assert h.state.hook_errors == 2
@@ -180,7 +180,7 @@ def test_raising_hook_is_counted_in_status_and_metrics_and_the_batch_commits() -
 def test_fatal_client_error_stops_the_service() -> None:
     """A fatal error reported by a client callback: exit 1 at the next loop turn."""
     h = Harness(service_config())
-    h.feed([tick(0)])
+    h.feed([tick.json(0)])
 
     def fatal_once() -> None:
         h.on_idle = h.service.stop

@@ -13,9 +13,9 @@ from .fakeservice import Harness, service_config, tick
 
 def mixed_batch() -> list[bytes | None]:
     """10 records: a null bid (above the 1% ceiling), an invalid price, 8 good ones."""
-    values: list[bytes | None] = [tick(i) for i in range(10)]
-    values[3] = tick(3, bid=None)
-    values[6] = tick(6, price=-1.0)
+    values: list[bytes | None] = [tick.json(i) for i in range(10)]
+    values[3] = tick.json(3, bid=None)
+    values[6] = tick.json(6, price=-1.0)
     return values
 
 

@@ -48,7 +48,7 @@ def test_commit_never_passes_an_unacknowledged_output() -> None:
     """Batch 2's outputs are never acknowledged: batch 1 is committed, nothing past it,
     and batches 2 and 3 are neither committed nor counted."""
     h = Harness(service_config(commit_interval_s=EVERY_POLL))
-    h.feed([tick(i) for i in range(30)])
+    h.feed([tick.json(i) for i in range(30)])
     seen = watch_commits(h)
     hold_from(h, 11)
     assert h.run() == ServiceExit.OK
@@ -62,7 +62,7 @@ def test_failure_in_a_batch_rewinds_to_its_first_offset_while_the_next_is_in_fli
     batches 2 and 3 are abandoned (batch 3's landed outputs are duplicated) and read again
     from batch 2's first offset; every record is counted once."""
     h = Harness(service_config(commit_interval_s=EVERY_POLL))
-    h.feed([tick(i) for i in range(30)])
+    h.feed([tick.json(i) for i in range(30)])
     seen = watch_commits(h)
     h.broker.faults.hold_topics.add("clean")
 
@@ -86,7 +86,7 @@ def test_revoke_mid_flight_commits_only_what_was_acknowledged() -> None:
     """Partition revoked while batch 2's outputs are unacknowledged: the revoke commits
     batch 1's offsets, nothing of batch 2."""
     h = Harness(service_config(), partitions=2)
-    h.feed([tick(i) for i in range(20)], partition=1)
+    h.feed([tick.json(i) for i in range(20)], partition=1)
     hold_from(h, 11)
 
     def revoke_once() -> None:
@@ -103,7 +103,7 @@ def test_shutdown_waits_for_the_outputs_in_flight_and_commits_them() -> None:
     """Stopped with every batch in flight (none acknowledged yet): shutdown flushes, then
     commits and reports all of them, in one synchronous commit."""
     h = Harness(service_config())
-    h.feed([tick(i) for i in range(25)])
+    h.feed([tick.json(i) for i in range(25)])
     h.broker.faults.hold_topics.add("clean")
 
     def release_and_stop() -> None:
@@ -121,7 +121,7 @@ def test_exactly_once_transaction_spans_the_batches_of_a_commit_interval() -> No
     """A long interval: the three batches go into one transaction, committed once with
     the last batch's offsets; each is reported as a batch."""
     h = Harness(service_config(transactional=True))
-    h.feed([tick(i) for i in range(25)])
+    h.feed([tick.json(i) for i in range(25)])
     assert h.run() == ServiceExit.OK
     assert h.broker.commit_log == [("svc", {("src", 0): 25})]
     assert (h.state.commits, h.state.batches, h.state.records) == (1, 3, 25)
@@ -132,7 +132,7 @@ def test_exactly_once_failure_aborts_every_batch_of_the_transaction_together() -
     """An output of batch 3 fails: the transaction holding batches 1-3 ends without
     commit, all three are read again, and a read_committed reader sees every record once."""
     h = Harness(service_config(transactional=True))
-    h.feed([tick(i) for i in range(25)])
+    h.feed([tick.json(i) for i in range(25)])
     h.broker.faults.fail_delivery(nth=24)
     assert h.run() == ServiceExit.OK
     assert len(h.clients.producers) == 2  # the producer of the failed transaction replaced

@@ -10,12 +10,13 @@ from stream_validator.service.commit import Outcome, Status
 from stream_validator.service.outputs import RouteDelivery
 from stream_validator.service.reporting import BatchReporter
 from stream_validator.service.state import ServiceHooks, ServiceState
+from tests.support.ticks import tick
 
-from .test_pipeline import processor, source, tick
+from .test_pipeline import processor, source
 
 
 def delivered(clean: int = 1, dlq: int = 1) -> Outcome:
-    plan = processor().plan(source([tick(1), b"garbage"]), validated_at="2026-12-01T00:00:00Z")
+    plan = processor().plan(source([tick.json(1), b"garbage"]), validated_at="2026-12-01T00:00:00Z")
     return Outcome(Status.DELIVERED, [RouteDelivery(plan, clean=clean, dlq=dlq)])
 
 

@@ -26,6 +26,7 @@ CONTRACT = SchemaContract(
 )
 FAST = compile_fast_check(CONTRACT)
 SLOW = RecordInspector(CONTRACT)
+FORBIDDING = RecordInspector(SchemaContract("forbid", CONTRACT.fields, forbid_unknown_fields=True))
 
 values = st.one_of(
     st.none(),
@@ -57,6 +58,23 @@ def test_fast_accepts_only_what_the_rules_accept(record: dict[str, object]) -> N
     violations, nulls, unknown = SLOW.inspect(record)
     assert violations is None and not unknown
     assert tuple(nulls or ()) == fast
+
+
+@settings(max_examples=2000, deadline=None)
+@given(records, st.booleans())
+def test_compiled_inspect_is_the_rules(record: dict[str, object], forbid: bool) -> None:
+    """The compiled inspect gives exactly what the rules give field by field."""
+    inspector = FORBIDDING if forbid else SLOW
+    assert inspector.inspect(record) == inspector.inspect_each_field(record)
+
+
+def test_compiled_inspect_takes_names_as_data() -> None:
+    """A field name that looks like code is a constant in the compiled function, not code."""
+    name = "x'), print('injected'), ('"
+    inspector = RecordInspector(SchemaContract("inj", [FieldSpec(name, int)]))
+    assert inspector.inspect({name: 1}) == (None, None, None)
+    (violation,) = inspector.inspect({name: "1"})[0] or []
+    assert violation.field == name
 
 
 def test_fast_passes_a_clean_record() -> None:

@@ -246,6 +246,22 @@ GOOD = (
 )
 
 
+def cut_after(payload: bytes, marker: bytes) -> list[bytes]:
+    """The payload in two, cut inside a literal or an escape right after ``marker``: the
+    decoder reads on past the end of the first part (``f`` + ``alse`` reads 4 bytes on)."""
+    cut = payload.index(marker) + len(marker)
+    return [payload[:cut], payload[cut:]]
+
+
+# No null: the fast path settles runs of these without decoding them again.
+FULL = (
+    b'{"sym":"A","ts":"2026-11-30T14:00:00+00:00","seq":1,"px":2.5,"qty":3,'
+    b'"bid":1.5,"live":true,"at":"2026-11-30T14:00:01+00:00","size_z":-1.0}'
+)
+FALSE = FULL.replace(b'"live":true', b'"live":false')
+SURROGATE = FULL.replace(b'"sym":"A"', b'"sym":"\\ud83d\\ude00"')
+
+
 @pytest.mark.parametrize(
     "batch",
     [
@@ -254,14 +270,36 @@ GOOD = (
         [GOOD + b"]\n,[" + GOOD, GOOD[:-1], b"}"],
         [GOOD.replace(b'"A"', b'"A]\\n,["'), GOOD.replace(b'"seq":1', b'"seq":1,"seq":-1')],
         [GOOD.replace(b"+00:00", b"z"), GOOD.replace(b"+00:00", b"Z"), GOOD.replace(b"T", b"t")],
+        [GOOD, GOOD.replace(b"+00:00", b"\\u007a"), GOOD.replace(b'"sym"', b'"s\\u0079m"')],
+        [GOOD.replace(b',"size_z":-1.0', b""), GOOD, GOOD.replace(b"+00:00", b"z"), GOOD],
+        [GOOD, GOOD.replace(b'"A"', b'"A]"'), GOOD, GOOD.replace(b'"seq":1', b'"seq":-1'), GOOD],
+        [GOOD, GOOD + b"],[" + GOOD, GOOD, b"[1]", GOOD, GOOD[:-1], GOOD],
+        [GOOD, GOOD.replace(b'"seq":1', b'"seq":-1'), GOOD, b"{", GOOD, b"\xff" + GOOD, GOOD],
+        [FULL, *cut_after(FULL, b'"live":t'), FULL, *cut_after(FALSE, b'"live":f'), FULL],
+        [FULL, *cut_after(GOOD, b'"qty":n'), FULL, *cut_after(SURROGATE, b"\\ud83d"), FULL],
     ],
-    ids=["glued-then-split", "separator-inside", "unbalanced", "string-and-dup", "lowercase-z"],
+    ids=[
+        "glued-then-split",
+        "separator-inside",
+        "unbalanced",
+        "string-and-dup",
+        "lowercase-z",
+        "escaped-z-and-key",
+        "missing-z-key-hides-a-z",
+        "bracket-before-failure",
+        "extra-arrays-then-failures",
+        "failures-resumed-in-place",
+        "literal-split-over-two-payloads",
+        "null-and-escape-split-over-two-payloads",
+    ],
 )
-def test_adversarial_boundaries_agree(batch: list[bytes]) -> None:
-    """Payloads built to shift element boundaries of a joined decode get the rules' verdict."""
+def test_adversarial_boundaries_agree(batch: list[bytes], caplog: pytest.LogCaptureFixture) -> None:
+    """Payloads built to shift element boundaries of a joined decode get the rules' verdict,
+    from the fast path itself (not from its fallback on an error)."""
     for fast, full in PAIRS:
         got = summary(fast.validate_payloads(batch))  # type: ignore[attr-defined]
         assert got == summary(full.validate_payloads(batch))  # type: ignore[attr-defined]
+    assert not caplog.records
 
 
 def test_fast_path_takes_clean_records() -> None:

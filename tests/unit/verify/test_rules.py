@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime
 import pytest
 
 from stream_validator import DataSchemaContractVerifier, FieldSpec, SchemaContract
-from tests.support.ticks import good_tick
+from tests.support.ticks import seed_tick
 
 
 def one_field(spec: FieldSpec, **contract: object) -> DataSchemaContractVerifier:
@@ -24,7 +24,7 @@ def kinds(verifier: DataSchemaContractVerifier, record: object) -> list[str]:
 
 def test_seed_spec_verification(tick_verifier: DataSchemaContractVerifier) -> None:
     """100 valid ticks + one missing price + one string volume: 100 valid, 2 quarantined."""
-    batch: list[object] = [good_tick(i) for i in range(100)]
+    batch: list[object] = [seed_tick(i) for i in range(100)]
     batch.insert(10, {"volume": 1, "symbol": "X"})
     batch.append({"price": 1.0, "volume": "five", "symbol": "X"})
     report = tick_verifier.validate_batch(batch)
@@ -227,7 +227,7 @@ def test_non_mapping_is_quarantined_not_raised(
     tick_verifier: DataSchemaContractVerifier, record: object
 ) -> None:
     """Any non-mapping payload becomes one not_a_mapping violation with field None."""
-    report = tick_verifier.validate_batch([record, good_tick()])
+    report = tick_verifier.validate_batch([record, seed_tick()])
     assert len(report.valid_records) == 1
     (violation,) = report.quarantined_records[0].violations
     assert (violation.field, violation.kind) == (None, "not_a_mapping")
@@ -246,7 +246,7 @@ def test_unknown_fields_reported_as_drift_by_default(
     tick_verifier: DataSchemaContractVerifier,
 ) -> None:
     """With forbid_unknown_fields=False an extra field is drift, not a violation."""
-    record = {**good_tick(), "ask_volume": 5}
+    record = {**seed_tick(), "ask_volume": 5}
     report = tick_verifier.validate_batch([record])
     assert report.valid_records == [record]
     assert report.observed_unknown_fields == {"ask_volume"}

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from stream_validator import DataSchemaContractVerifier, FieldSpec, SchemaContract
-from tests.support.ticks import good_tick, tick_contract
+from tests.support.ticks import seed_tick, tick_contract
 
 
 def quote_verifier(pct: float = 1.0) -> DataSchemaContractVerifier:
@@ -96,19 +96,19 @@ def test_drift_collected_from_quarantined_records_too(
     tick_verifier: DataSchemaContractVerifier,
 ) -> None:
     """Unknown fields of quarantined records still land in observed_unknown_fields."""
-    report = tick_verifier.validate_batch([good_tick(), {"price": "x", "new_a": 1}, {"new_b": 2}])
+    report = tick_verifier.validate_batch([seed_tick(), {"price": "x", "new_a": 1}, {"new_b": 2}])
     assert report.observed_unknown_fields == {"new_a", "new_b"}
 
 
 def test_drift_alone_keeps_batch_valid(tick_verifier: DataSchemaContractVerifier) -> None:
     """Drift is reported but does not invalidate a batch."""
-    report = tick_verifier.validate_batch([{**good_tick(), "venue": "X"}])
+    report = tick_verifier.validate_batch([{**seed_tick(), "venue": "X"}])
     assert report.drift_detected and report.is_batch_valid
 
 
 def test_outputs_keep_input_order(tick_verifier: DataSchemaContractVerifier) -> None:
     """valid_records and quarantined_records keep input order; indices point into the batch."""
-    batch: list[object] = [good_tick(0), None, good_tick(1), 5, good_tick(2)]
+    batch: list[object] = [seed_tick(0), None, seed_tick(1), 5, seed_tick(2)]
     report = tick_verifier.validate_batch(batch)
     assert report.valid_records == [batch[0], batch[2], batch[4]]
     assert report.valid_indices == [0, 2, 4]
@@ -118,7 +118,7 @@ def test_outputs_keep_input_order(tick_verifier: DataSchemaContractVerifier) -> 
 
 def test_generator_input_is_consumed_once(tick_verifier: DataSchemaContractVerifier) -> None:
     """validate_batch accepts any iterable, including a one-shot generator."""
-    report = tick_verifier.validate_batch(good_tick(i) for i in range(5))
+    report = tick_verifier.validate_batch(seed_tick(i) for i in range(5))
     assert report.total_records == 5 and len(report.valid_records) == 5
 
 
@@ -141,7 +141,7 @@ def test_list_payload_is_snapshotted(tick_verifier: DataSchemaContractVerifier) 
 
 def test_verifier_never_mutates_input(tick_verifier: DataSchemaContractVerifier) -> None:
     """Records are left exactly as given."""
-    batch = [good_tick(1), {"price": math.nan, "volume": -1, "symbol": "A", "x": 1}]
+    batch = [seed_tick(1), {"price": math.nan, "volume": -1, "symbol": "A", "x": 1}]
     before = json.dumps(batch, sort_keys=True, default=str)
     tick_verifier.validate_batch(batch)
     assert json.dumps(batch, sort_keys=True, default=str) == before
@@ -174,7 +174,7 @@ def test_broken_mapping_is_quarantined() -> None:
         def __len__(self) -> int:
             return 1
 
-    report = DataSchemaContractVerifier(tick_contract()).validate_batch([Broken(), good_tick()])
+    report = DataSchemaContractVerifier(tick_contract()).validate_batch([Broken(), seed_tick()])
     assert report.quarantined_records[0].kinds == ["not_a_mapping"]
     assert len(report.valid_records) == 1
 
@@ -188,9 +188,9 @@ def payload(record: object) -> bytes:
 
 def test_payloads_valid_records_are_decoded(tick_verifier: DataSchemaContractVerifier) -> None:
     """Valid payloads come back decoded, with indices to their original bytes."""
-    payloads = [payload(good_tick(1)), b"nope", payload(good_tick(2))]
+    payloads = [payload(seed_tick(1)), b"nope", payload(seed_tick(2))]
     report = tick_verifier.validate_payloads(payloads)
-    assert report.valid_records == [good_tick(1), good_tick(2)]
+    assert report.valid_records == [seed_tick(1), seed_tick(2)]
     assert [payloads[i] for i in report.valid_indices] == [payloads[0], payloads[2]]
 
 
@@ -252,7 +252,7 @@ def test_json_non_objects_are_not_a_mapping(
 def test_oversized_payload_is_not_decoded() -> None:
     """A payload longer than max_payload_bytes is oversized; one at the limit is decoded."""
     verifier = DataSchemaContractVerifier(tick_contract(), max_payload_bytes=64)
-    at_limit = payload(good_tick()).ljust(64)
+    at_limit = payload(seed_tick()).ljust(64)
     report = verifier.validate_payloads([at_limit, at_limit + b" "])
     assert report.valid_indices == [0]
     assert report.quarantined_records[0].kinds == ["oversized"]
@@ -262,7 +262,7 @@ def test_oversized_payload_is_not_decoded() -> None:
 def test_bytearray_and_memoryview_payloads(tick_verifier: DataSchemaContractVerifier) -> None:
     """bytearray and memoryview payloads are accepted; raw_payload is an immutable bytes copy."""
     buf = bytearray(b'{"price": "x", "volume": 1, "symbol": "A"}')
-    report = tick_verifier.validate_payloads([buf, memoryview(payload(good_tick()))])
+    report = tick_verifier.validate_payloads([buf, memoryview(payload(seed_tick()))])
     buf[0:1] = b"X"
     assert (
         report.quarantined_records[0].raw_payload == b'{"price": "x", "volume": 1, "symbol": "A"}'
@@ -278,7 +278,7 @@ def test_non_bytes_payload_is_quarantined(tick_verifier: DataSchemaContractVerif
 
 def test_payload_and_record_paths_agree(tick_verifier: DataSchemaContractVerifier) -> None:
     """The same JSON objects give the same verdicts via bytes and via dicts."""
-    records: list[object] = [good_tick(1), {"price": -1, "volume": True}, {"x": 1}, [1]]
+    records: list[object] = [seed_tick(1), {"price": -1, "volume": True}, {"x": 1}, [1]]
     a = tick_verifier.validate_batch(records)
     b = tick_verifier.validate_payloads([payload(r) for r in records])
     assert [q.violations for q in a.quarantined_records] == [
@@ -340,7 +340,7 @@ def test_nesting_at_decoder_limit_is_quarantined_not_raised(
     """Arrays nested 1000 deep, as the payload or as a field value, are quarantined."""
     deep = b"[" * 1000 + b"]" * 1000
     as_field = b'{"price": ' + deep + b', "volume": 1, "symbol": "A"}'
-    report = tick_verifier.validate_payloads([deep, as_field, payload(good_tick())])
+    report = tick_verifier.validate_payloads([deep, as_field, payload(seed_tick())])
     assert [q.kinds for q in report.quarantined_records] == [["not_a_mapping"], ["type_mismatch"]]
     assert report.valid_indices == [2]
     assert all(len(q.violation_reason) < 200 for q in report.quarantined_records)
@@ -355,8 +355,8 @@ def test_deep_decoded_values_are_quarantined_not_raised(
         deep = [deep]
     records: list[object] = [
         deep,
-        {**good_tick(), "price": deep},
-        {**good_tick(), "symbol": 7**9999},
+        {**seed_tick(), "price": deep},
+        {**seed_tick(), "symbol": 7**9999},
     ]
     report = tick_verifier.validate_batch(records)
     assert [q.kinds for q in report.quarantined_records] == [
@@ -379,8 +379,8 @@ def test_unexpected_error_quarantines_only_that_record(
         raise RecursionError("deep inside")
 
     monkeypatch.setattr(RecordInspector, "inspect", explode)
-    bad = payload({**good_tick(), "price": "x"})
-    report = tick_verifier.validate_payloads([bad, payload(good_tick()), bad])
+    bad = payload({**seed_tick(), "price": "x"})
+    report = tick_verifier.validate_payloads([bad, payload(seed_tick()), bad])
     assert report.valid_indices == [1]
     assert [q.violations[0].as_dict() for q in report.quarantined_records] == [
         {"field": None, "kind": "validator_error", "message": "RecursionError"}

@@ -1,0 +1,263 @@
+"""Source -> clean latency at a steady rate: a bare loop and the service in both modes.
+
+Run: .venv/bin/python bench/bench_latency.py [--rate 20000] [--seconds 20] [--warmup 3]
+     [--peers none,bare,service,service-eos]
+
+One broker (the project's local broker, or KAFKA_BOOTSTRAP_SERVERS). For each peer: a fresh
+4-partition source, clean and DLQ topic and group; the peer (bench/peers.py) runs as its own
+process pinned to one core (taskset); this process and the producer stay off that core (the
+broker is not pinned). A paced producer process first sends one record per partition and
+waits until they came through the peer (so its own start-up, the peer's and the group join
+are not measured),
+then writes valid ticks at RATE msg/s for WARMUP + SECONDS, each stamped with time.time_ns()
+in a `bench.sent_ns` header when it is produced (the producer lingers 1 ms). A reader
+assigned to the clean topic (read_committed) takes each record as soon as it arrives (poll,
+never waiting for a batch to fill): latency = its receive time - the stamp. Records stamped
+in the first WARMUP seconds are left out; the table gives p50/p90/p99/max over the rest, the
+rate the producer achieved, and marks a peer whose clean topic did not receive every record.
+The `none` row reads the source topic itself: what producer, broker and reader add without
+any peer. Figures are noisy on a shared machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+from harness import LABELS, Child, broker, create_topics, peer_command, pin_to_other_cores
+
+PEERS = ("none", "bare", "service", "service-eos")
+NO_PEER = "no peer: the reader on the source topic (the floor)"
+STAMP = "bench.sent_ns"
+PRIME = "bench.prime"
+SOURCE_LINGER_MS = 1
+
+
+@dataclass
+class Result:
+    latencies_ms: list[float]  # sorted, warm-up left out
+    received: int
+    expected: int
+    rate: float  # what the producer achieved, msg/s
+    drift_ms: float  # median of the last tenth measured - median of the first tenth
+
+    def percentile(self, q: float) -> float:
+        """Nearest rank: the smallest latency at or above q % of the measured records."""
+        values = self.latencies_ms
+        return values[max(0, math.ceil(q / 100 * len(values)) - 1)] if values else math.nan
+
+
+def paced_producer(bootstrap: str, source: str, partitions: int, rate: float, records: int) -> None:
+    """Produce RECORDS valid ticks at RATE msg/s, each stamped when it is produced."""
+    from bench_validate import make_payloads
+
+    payloads = itertools.cycle(make_payloads(min(records, 10_000), 0.0)[0])
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "linger.ms": SOURCE_LINGER_MS, "enable.idempotence": True}
+    )
+    # One record per partition first warms up this producer (idempotence PID, metadata,
+    # connections: a second or more, which would otherwise be stamped on the first ticks) and
+    # the peer (every partition assigned and fetched); pacing starts when the driver has seen
+    # them all come through and writes a line.
+    for partition in range(partitions):
+        producer.produce(
+            source, next(payloads), b"SYM0", partition=partition, headers=[(PRIME, b"1")]
+        )
+    producer.flush(30)
+    if sys.stdin.readline() != "go\n":  # the driver gave up (or ended) before the start
+        raise SystemExit("paced producer: not started")
+    started = time.perf_counter()
+    for i in range(records):
+        # Absolute due times: a late wake-up is caught up, never accumulated.
+        delay = started + i / rate - time.perf_counter()
+        if delay > 0:
+            producer.poll(0)
+            time.sleep(delay)
+        value, key = next(payloads), f"SYM{i % 500}".encode()
+        while True:
+            try:
+                stamp = str(time.time_ns()).encode()
+                producer.produce(source, value, key, headers=[(STAMP, stamp)])
+                break
+            except BufferError:
+                producer.poll(0.01)
+    if producer.flush(60) > 0:
+        raise SystemExit(f"paced producer: {len(producer)} records not delivered within 60 s")
+
+
+def _reader(bootstrap: str, clean: str, partitions: int) -> Consumer:
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "bench-latency-reader",
+            "enable.auto.commit": False,
+            "isolation.level": "read_committed",
+        }
+    )
+    consumer.assign([TopicPartition(clean, p, OFFSET_BEGINNING) for p in range(partitions)])
+    return consumer
+
+
+def _await_prime(reader: Consumer, primes: int, children: list[Child], timeout_s: float) -> None:
+    """Wait until the priming records reached the topic the reader reads."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and not any(c.exited() for c in children):
+        message = reader.poll(0.1)
+        if message is not None and message.error() is None:
+            primes -= 1
+            if primes == 0:
+                return
+    raise RuntimeError(f"the priming records did not come through within {timeout_s:g} s")
+
+
+def _collect(
+    reader: Consumer, expected: int, children: list[Child], timeout_s: float
+) -> tuple[list[int], list[int]]:
+    """Read until EXPECTED stamped records came, or the children ended and nothing came for
+    5 s; return their stamps and latencies (ns)."""
+    stamps: list[int] = []
+    latencies: list[int] = []
+    deadline = time.monotonic() + timeout_s
+    last_seen = time.monotonic()
+    while len(stamps) < expected and time.monotonic() < deadline:
+        message = reader.poll(0.1)
+        received = time.time_ns()
+        if message is None:
+            if all(c.exited() for c in children) and time.monotonic() - last_seen > 5:
+                break
+            continue
+        if message.error() is not None:
+            continue
+        last_seen = time.monotonic()
+        for name, value in message.headers() or ():
+            if name == STAMP:
+                stamps.append(int(value))
+                latencies.append(received - stamps[-1])
+    return stamps, latencies
+
+
+def _paced(
+    bootstrap: str,
+    source: str,
+    reader: Consumer,
+    expected: int,
+    peers: list[Child],
+    args: argparse.Namespace,
+) -> tuple[list[int], list[int]]:
+    """Prime, then run the paced producer and read what comes through: stamps, latencies."""
+    command = [sys.executable, __file__, "--produce", bootstrap, source, str(args.partitions)]
+    producer = Child.start([*command, str(args.rate), str(expected)], None, stdin=subprocess.PIPE)
+    assert producer.process.stdin is not None
+    try:
+        _await_prime(reader, args.partitions, [producer, *peers], args.peer_timeout)
+        producer.process.stdin.write(b"go\n")
+        producer.process.stdin.close()
+        return _collect(reader, expected, [producer, *peers], args.peer_timeout)
+    except RuntimeError:
+        producer.process.kill()
+        raise
+    finally:
+        producer.wait(60)
+
+
+def _result(stamps: list[int], latencies: list[int], expected: int, warmup_s: float) -> Result:
+    first, last = min(stamps, default=0), max(stamps, default=0)
+    steady = first + int(warmup_s * 1e9)
+    in_order = sorted(
+        (s, lat / 1e6) for s, lat in zip(stamps, latencies, strict=True) if s >= steady
+    )
+    tenth = max(1, len(in_order) // 10)
+    drift = (
+        statistics.median(lat for _, lat in in_order[-tenth:])
+        - statistics.median(lat for _, lat in in_order[:tenth])
+        if in_order
+        else math.nan
+    )
+    rate = (len(stamps) - 1) / ((last - first) / 1e9) if last > first else math.nan
+    return Result(sorted(lat for _, lat in in_order), len(stamps), expected, rate, drift)
+
+
+def run_peer(peer: str, bootstrap: str, args: argparse.Namespace) -> Result | str:
+    suffix = f"{peer}-{time.time_ns()}"
+    source, clean, dlq = (f"lat-{t}-{suffix}" for t in ("src", "clean", "dlq"))
+    create_topics(bootstrap, [source, clean, dlq], args.partitions, False)
+    expected = round(args.rate * (args.warmup + args.seconds))
+    if peer == "none":  # the reader on the source itself: what the measuring alone costs
+        reader = _reader(bootstrap, source, args.partitions)
+        try:
+            stamps, latencies = _paced(bootstrap, source, reader, expected, [], args)
+        except RuntimeError as exc:
+            return str(exc)
+        finally:
+            reader.close()
+        return _result(stamps, latencies, expected, args.warmup)
+    command = peer_command(
+        peer, bootstrap, source, clean, dlq, f"lat-{suffix}", expected + args.partitions
+    )
+    if isinstance(command, str):
+        return command
+    reader = _reader(bootstrap, clean, args.partitions)
+    child = Child.start(command, args.core)
+    try:
+        stamps, latencies = _paced(bootstrap, source, reader, expected, [child], args)
+    except RuntimeError as exc:
+        child.process.kill()
+        return str(exc)
+    finally:
+        reader.close()
+        _, _, code = child.wait(args.peer_timeout)
+    return _result(stamps, latencies, expected, args.warmup) if code == 0 else f"exited {code}"
+
+
+def print_table(rows: list[tuple[str, Result | str]], args: argparse.Namespace) -> None:
+    print(
+        f"\nsource -> clean at {args.rate:,.0f} msg/s, {args.seconds:g} s measured after "
+        f"{args.warmup:g} s warm-up, {args.partitions} partitions; each peer pinned to one core; "
+        "drift: median latency of the last tenth measured - of the first (a peer falling "
+        "behind the rate drifts up)\n"
+    )
+    print("| peer | p50 ms | p90 ms | p99 ms | max ms | drift ms | measured | source msg/s |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for peer, row in rows:
+        if isinstance(row, str):
+            print(f"| {LABELS.get(peer, NO_PEER)} | {row} | | | | | | |")
+            continue
+        mark = "" if row.received == row.expected else f" ({row.received:,} of {row.expected:,}!)"
+        quantiles = [row.percentile(q) for q in (50, 90, 99, 100)]
+        figures = " | ".join(f"{v:.1f}" for v in [*quantiles, row.drift_ms])
+        label, measured = LABELS.get(peer, NO_PEER), f"{len(row.latencies_ms):,}{mark}"
+        print(f"| {label} | {figures} | {measured} | {row.rate:,.0f} |")
+
+
+def main() -> None:
+    if len(sys.argv) == 7 and sys.argv[1] == "--produce":
+        bootstrap, source, partitions, rate, records = sys.argv[2:]
+        paced_producer(bootstrap, source, int(partitions), float(rate), int(records))
+        return
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rate", type=float, default=20_000.0, help="msg/s")
+    parser.add_argument("--seconds", type=float, default=20.0, help="measured, per peer")
+    parser.add_argument("--warmup", type=float, default=3.0, help="seconds left out, per peer")
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--core", type=int, default=1, help="the core each peer is pinned to")
+    parser.add_argument("--peer-timeout", type=float, default=120.0, help="seconds per peer")
+    parser.add_argument("--peers", default=",".join(PEERS), help=f"subset of {','.join(PEERS)}")
+    args = parser.parse_args()
+    with broker() as bootstrap:
+        pin_to_other_cores(args.core)  # after the broker started: it may use every core
+        rows: list[tuple[str, Result | str]] = []
+        for peer in args.peers.split(","):
+            print(f"==> {peer}", file=sys.stderr, flush=True)
+            rows.append((peer, run_peer(peer, bootstrap, args)))
+        print_table(rows, args)
+
+
+if __name__ == "__main__":
+    main()
