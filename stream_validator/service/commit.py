@@ -52,6 +52,8 @@ class Outcome:
 
     status: Status
     routes: list[RouteDelivery] = field(default_factory=list)
+    # One past the batch per partition: committed with it (exactly-once), or committable from
+    # now on and committed at the next interval (at-least-once).
     committed: dict[TopicPartitionKey, int] = field(default_factory=dict)
     rewind: dict[TopicPartitionKey, int] = field(default_factory=dict)
     reason: str | None = None
