@@ -46,6 +46,7 @@ class KafkaDoc(_Section, frozen=True):
 class BatchDoc(_Section, frozen=True):
     max_records: Annotated[int, Meta(ge=1, le=100_000)] | UnsetType = UNSET
     timeout_s: Seconds | UnsetType = UNSET
+    commit_interval_s: Seconds | UnsetType = UNSET
 
 
 class ServiceDoc(_Section, frozen=True):

@@ -102,6 +102,9 @@ class ServiceConfig:
     routes: tuple[RouteConfig, ...]
     batch_max_records: int = 500
     batch_timeout_s: float = 1.0
+    # How often acknowledged offsets are committed (at-least-once, asynchronously) or the
+    # open transaction is committed (exactly-once; Kafka Streams' default is 100 ms too).
+    batch_commit_interval_s: float = 0.1
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     health_host: str = "127.0.0.1"
     health_port: int = 8080

@@ -26,12 +26,14 @@ from confluent_kafka.admin._listoffsets import OffsetSpec  # not re-exported for
 from confluent_kafka.cimpl import NewTopic
 
 from stream_validator.errors import KafkaClientError, KafkaErrorInfo
-from stream_validator.kafka.messages import read_record
+from stream_validator.kafka.messages import read_records
 from stream_validator.kafka.ports import (
+    AckCallback,
     CommittedOffset,
     Consumed,
     ConsumerError,
     DeliveryCallback,
+    DeliveryFailure,
     DeliveryReport,
     GroupMetadata,
     Producible,
@@ -113,26 +115,30 @@ class ConfluentConsumer:
                 num_messages=max_records, timeout=timeout_s
             )
         consumed = Consumed()
-        for message in messages:
-            error = message.error()
-            if error is not None:
+        readable = messages
+        if any(message.error() is not None for message in messages):
+            readable = []
+            for message in messages:
+                error = message.error()
+                if error is None:
+                    readable.append(message)
+                    continue
                 consumed.errors.append(
                     ConsumerError(
                         error_info(error), message.topic(), message.partition(), message.offset()
                     )
                 )
-                continue
-            record, problem = read_record(message)
-            consumed.records.append(record)
-            if problem is not None:
-                consumed.unreadable_headers[(record.topic, record.partition, record.offset)] = (
-                    problem
-                )
+        consumed.records.extend(read_records(readable, consumed.unreadable_headers))
         return consumed
 
-    def commit(self, offsets: Mapping[TopicPartitionKey, int]) -> None:
+    def commit(
+        self, offsets: Mapping[TopicPartitionKey, int], *, asynchronous: bool = False
+    ) -> None:
         with converted("commit"):
-            self._consumer.commit(offsets=_tps(offsets), asynchronous=False)
+            if asynchronous:
+                self._consumer.commit(offsets=_tps(offsets), asynchronous=True)
+            else:
+                self._consumer.commit(offsets=_tps(offsets), asynchronous=False)
 
     def committed(
         self, keys: Sequence[TopicPartitionKey], timeout_s: float
@@ -216,6 +222,39 @@ class ConfluentProducer:
             kwargs["timestamp"] = record.timestamp_ms
         with converted(f"produce to {topic}"):
             self._producer.produce(topic, **kwargs)
+
+    def produce_batch(self, records: Sequence[Producible], start: int, on_ack: AckCallback) -> int:
+        def delivered(err: KafkaError | None, msg: Message) -> None:
+            if err is None:
+                on_ack(None)
+                return
+            key, value = msg.key(), msg.value()
+            on_ack(
+                DeliveryFailure(
+                    error_info(err),
+                    msg.topic() or "",
+                    key.encode() if isinstance(key, str) else key,
+                    value.encode() if isinstance(value, str) else value,
+                )
+            )
+
+        produce = self._producer.produce
+        index = start
+        try:
+            for index in range(start, len(records)):
+                record = records[index]
+                # timestamp 0: librdkafka stamps the record itself (as produce() without one).
+                produce(
+                    record.topic,
+                    record.value,
+                    record.key,
+                    on_delivery=delivered,
+                    timestamp=record.timestamp_ms or 0,
+                    headers=record.headers or None,  # type: ignore[arg-type]
+                )
+        except (BufferError, KafkaException):
+            return index  # produce() that record to learn why (and wait for room)
+        return len(records)
 
     def poll(self, timeout_s: float) -> int:
         with converted("poll"):

@@ -1,7 +1,9 @@
 """The one produce loop: enqueue with backpressure, then learn every record's outcome.
 
 ``produce_one`` enqueues a record, serving deliveries while the local queue is full;
-``produce_all`` sends a sequence that way, flushes, and returns one ``Delivery`` per record
+``send_all`` enqueues a sequence without waiting for acknowledgements (the service's
+pipelined hot path: ``Producer.produce_batch``, one callback per record and no object);
+``produce_all`` sends a sequence one by one, flushes, and returns one ``Delivery`` per record
 sent, its error classified:
 
 * ``DELIVERED``: acknowledged;
@@ -28,7 +30,9 @@ from stream_validator.errors import KafkaClientError, KafkaErrorInfo
 from stream_validator.kafka.ports import (
     MSG_SIZE_TOO_LARGE,
     RECORD_REJECTIONS,
+    AckCallback,
     DeliveryCallback,
+    DeliveryFailure,
     DeliveryReport,
     Producer,
     Producible,
@@ -107,6 +111,55 @@ def produce_one(
             if give_up():
                 return False
             producer.poll(_QUEUE_FULL_POLL_S)
+
+
+def send_all(
+    producer: Producer,
+    records: list[R],
+    on_ack: AckCallback,
+    *,
+    too_large: Callable[[R], R | None] = lambda _: None,
+) -> tuple[list[tuple[int, KafkaErrorInfo]], list[int]]:
+    """Enqueue every record in order; ``on_ack`` learns each acknowledgement (or failure)
+    later, inside ``poll``/``flush``. Nothing waits for the broker.
+
+    A record the client does not take goes through ``produce_one`` (waiting for room); one
+    too large is replaced in ``records`` by ``too_large(record)`` when that gives one.
+    Returns the records the client refused itself (index, error: no callback comes for
+    them) and the indices of the replaced ones.
+    """
+    refused: list[tuple[int, KafkaErrorInfo]] = []
+    replaced: list[int] = []
+    index, count = 0, len(records)
+    while index < count:
+        index = producer.produce_batch(records, index, on_ack)
+        if index == count:
+            break
+        record = records[index]
+        try:
+            produce_one(producer, record, _with_record(on_ack, record))
+        except KafkaClientError as exc:
+            replacement = None
+            if exc.info.code == MSG_SIZE_TOO_LARGE and index not in replaced[-1:]:
+                replacement = too_large(record)
+            if replacement is None:
+                refused.append((index, exc.info))
+            else:
+                records[index] = replacement
+                replaced.append(index)
+                continue  # produce the replacement (refused in turn if it cannot go either)
+        index += 1
+    return refused, replaced
+
+
+def _with_record(on_ack: AckCallback, record: Producible) -> DeliveryCallback:
+    def delivered(report: DeliveryReport) -> None:
+        failure = None
+        if report.error is not None:
+            failure = DeliveryFailure(report.error, record.topic, record.key, record.value)
+        on_ack(failure)
+
+    return delivered
 
 
 def produce_all(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+from collections.abc import Iterable
 from typing import Any
 
 from confluent_kafka import OFFSET_INVALID, TIMESTAMP_NOT_AVAILABLE, Message
@@ -25,26 +26,43 @@ def source_record(message: Message) -> SourceRecord:
 
 def read_record(message: Message) -> tuple[SourceRecord, str | None]:
     """A consumed message as a SourceRecord, and why its headers were dropped (or None)."""
-    ts_type, ts = message.timestamp()
-    problem: str | None = None
-    try:
-        raw: Any = _headers(message) or []
-        headers = [(str(name), _as_bytes(value)) for name, value in raw]
-    except SystemError:
-        # The half-built list it cached holds a NULL: never call headers() again.
-        headers, problem = [], UNREADABLE_HEADERS
-    offset = message.offset()
-    record = SourceRecord(
-        topic=message.topic() or "",
-        partition=message.partition() or 0,
-        offset=offset if offset is not None else OFFSET_INVALID,
-        key=_as_bytes(message.key()),
-        value=_as_bytes(message.value()),
-        headers=headers,
-        timestamp_ms=None if ts_type == TIMESTAMP_NOT_AVAILABLE else ts,
-        timestamp_type=ts_type,
-    )
-    return record, problem
+    problems: dict[tuple[str, int, int], str] = {}
+    record = read_records([message], problems)[0]
+    return record, problems.get((record.topic, record.partition, record.offset))
+
+
+def read_records(
+    messages: Iterable[Message], unreadable: dict[tuple[str, int, int], str]
+) -> list[SourceRecord]:
+    """Consumed messages (no error events) as SourceRecords; records whose headers were
+    dropped go into ``unreadable`` with the reason. Once per record on the hot path: one
+    loop, positional arguments, no helper calls when a record has no headers."""
+    records: list[SourceRecord] = []
+    append = records.append
+    for message in messages:
+        problem = None
+        try:
+            raw: Any = _headers(message)
+        except SystemError:
+            # The half-built list it cached holds a NULL: never call headers() again.
+            raw, problem = None, UNREADABLE_HEADERS
+        headers = [(str(name), _as_bytes(value)) for name, value in raw] if raw else []
+        ts_type, ts = message.timestamp()
+        offset = message.offset()
+        record = SourceRecord(
+            message.topic() or "",
+            message.partition() or 0,
+            OFFSET_INVALID if offset is None else offset,
+            message.key(),  # bytes: the consumer has no deserializers
+            message.value(),
+            headers,
+            None if ts_type == TIMESTAMP_NOT_AVAILABLE else ts,
+            ts_type,
+        )
+        append(record)
+        if problem is not None:
+            unreadable[(record.topic, record.partition, record.offset)] = problem
+    return records
 
 
 def _as_bytes(value: str | bytes | None) -> bytes | None:

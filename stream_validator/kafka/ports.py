@@ -44,6 +44,8 @@ FENCING = frozenset(
 
 RebalanceCallback = Callable[[list[TopicPartitionKey]], None]
 DeliveryCallback = Callable[["DeliveryReport"], None]
+#: ``produce_batch``'s callback: None for an acknowledged record, else what failed.
+AckCallback = Callable[["DeliveryFailure | None"], None]
 
 
 class Producible(Protocol):
@@ -69,6 +71,17 @@ class DeliveryReport:
     error: KafkaErrorInfo | None
     partition: int = -1
     offset: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryFailure:
+    """A record ``produce_batch`` sent and the broker or the client failed (rare: built only
+    on failure, so the acknowledgement of a record costs no object)."""
+
+    error: KafkaErrorInfo
+    topic: str
+    key: bytes | None
+    value: bytes | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,8 +135,11 @@ class Consumer(Protocol):
     def consume(self, max_records: int, timeout_s: float) -> Consumed:
         """Up to ``max_records``; rebalance callbacks run inside this call."""
 
-    def commit(self, offsets: Mapping[TopicPartitionKey, int]) -> None:
-        """Commit synchronously; raises KafkaClientError."""
+    def commit(
+        self, offsets: Mapping[TopicPartitionKey, int], *, asynchronous: bool = False
+    ) -> None:
+        """Commit (synchronously unless ``asynchronous``); raises KafkaClientError. An
+        asynchronous commit's failure is not reported: commit the offsets again later."""
 
     def committed(
         self, keys: Sequence[TopicPartitionKey], timeout_s: float
@@ -162,6 +178,12 @@ class Producer(Protocol):
 
     def produce(self, record: Producible, on_delivery: DeliveryCallback) -> None:
         """Enqueue; raises BufferError (queue full) or KafkaClientError (refused locally)."""
+
+    def produce_batch(self, records: Sequence[Producible], start: int, on_ack: AckCallback) -> int:
+        """Enqueue ``records[start:]`` in order, each acknowledged through ``on_ack``; stop
+        at the first record the client does not take (queue full, refused locally) and
+        return its index (``len(records)``: all enqueued). ``produce`` that record to learn
+        why. The hot path: no per-record report object, no per-record Python closure."""
 
     def poll(self, timeout_s: float) -> int:
         """Serve delivery callbacks; return how many ran."""

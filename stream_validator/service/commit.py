@@ -1,21 +1,18 @@
 """The committer: owns produce -> acknowledgement -> offset commit for the service.
 
-One interface (``Committer.submit(plans, offsets) -> Outcome``), two implementations:
+One interface (``Committer.submit(plans, offsets) -> [Outcome]``), two implementations:
 
-* ``AtLeastOnce`` produces every output, waits for every acknowledgement, then commits the
-  input offsets synchronously. Any failed output: nothing committed, rewind to the batch
-  start (outputs that did land are produced again: duplicates, never gaps).
-* ``Transactional`` (``transactional.py``) runs the same inside a Kafka transaction whose
-  offsets commit with the outputs (``kafka.transactions``).
+* ``AtLeastOnce`` (``atleastonce.py``) pipelines: it sends a batch's outputs and returns at
+  once, and commits asynchronously, every ``batch.commit_interval_s``, per partition the
+  offset below which every batch was completely acknowledged.
+* ``Transactional`` (``transactional.py``) sends the batches of one commit interval inside
+  one Kafka transaction whose offsets commit with the outputs (``kafka.transactions``).
 
-Both learn from record-level refusals (``rejections.py``): the batch is re-read at once,
-suspects produced alone, and a DLQ entry refused alone halts the service. The ``Outcome``
-says exactly what was delivered to clean and DLQ per route, what failed, what was committed
-and where the consumer must rewind to; the loop reports from it and from nothing else.
-
-``AckedOffsets`` tracks per partition the offset below which every output is acknowledged:
-what may be committed. The committers still flush per batch, so today it is the batch end;
-pipelining batches (outputs of several in flight) only needs to commit it more often.
+Both learn from record-level refusals (``rejections.py``): the batches are re-read at once,
+suspects produced alone (one batch at a time, flushed, until they are committed), and a DLQ
+entry refused alone halts the service. An ``Outcome`` says exactly what one batch delivered
+to clean and DLQ per route, or what failed and where the consumer must rewind to; the loop
+reports from it and from nothing else.
 """
 
 from __future__ import annotations
@@ -26,12 +23,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from stream_validator.errors import KafkaClientError
+from stream_validator.kafka.io import send_all
 from stream_validator.kafka.ports import Consumer, Producer
-from stream_validator.records import SourceRecord, TopicPartitionKey
+from stream_validator.records import OutputRecord, SourceRecord, TopicPartitionKey
+from stream_validator.service.flight import BatchOffsets, Flight, merged_rewind
 from stream_validator.service.outputs import OutputStage, RouteDelivery, Sent
 from stream_validator.service.pipeline import BatchPlan
-from stream_validator.service.rejections import Rejections
+from stream_validator.service.rejections import Rejection, Rejections
+
+__all__ = ["AckedOffsets", "BaseCommitter", "BatchOffsets", "Committer", "Outcome", "Status"]
 
 log = logging.getLogger("stream_validator.service")
 
@@ -46,24 +46,20 @@ class Status(enum.Enum):
 
 
 @dataclass(frozen=True, slots=True)
-class BatchOffsets:
-    """Where a consumed batch starts and ends, per partition."""
-
-    first: dict[TopicPartitionKey, int]  # the batch's first offset: where a retry starts
-    after: dict[TopicPartitionKey, int]  # one past its last record: what a commit stores
-
-
-@dataclass(frozen=True, slots=True)
 class Outcome:
-    """What submit() did. ``routes`` is filled only when DELIVERED."""
+    """What became of one batch (FAILED, REREAD, HALTED: of it and every batch after it).
+    ``routes`` is filled only when DELIVERED."""
 
     status: Status
     routes: list[RouteDelivery] = field(default_factory=list)
+    # One past the batch per partition: committed with it (exactly-once), or committable from
+    # now on and committed at the next interval (at-least-once).
     committed: dict[TopicPartitionKey, int] = field(default_factory=dict)
     rewind: dict[TopicPartitionKey, int] = field(default_factory=dict)
     reason: str | None = None
     failed: list[tuple[str, str, str]] = field(default_factory=list)  # (route, kind, reason)
     refused: int = 0
+    duration_s: float = 0.0  # from submit to the last acknowledgement
 
 
 class Committer(Protocol):
@@ -76,17 +72,26 @@ class Committer(Protocol):
     def start(self) -> bool:
         """Prepare to deliver (register the transactional id); False if stopped first."""
 
-    def submit(self, plans: Sequence[BatchPlan], offsets: BatchOffsets) -> Outcome:
-        """Deliver the plans' outputs and commit the offsets, or say why not."""
+    @property
+    def busy(self) -> bool:
+        """Outputs are in flight or offsets wait for their commit: poll() again soon."""
+
+    def submit(self, plans: Sequence[BatchPlan], offsets: BatchOffsets) -> list[Outcome]:
+        """Send the plans' outputs; the outcomes of the batches finished meanwhile."""
+
+    def poll(self) -> list[Outcome]:
+        """Serve acknowledgements, commit when the interval is up; the finished batches."""
 
     def commit_pending(self, reason: str) -> None:
-        """Commit what was delivered but not committed yet (partitions revoked)."""
+        """Partitions are revoked: wait for the outputs in flight and commit synchronously
+        what was acknowledged (the outcomes come with the next poll)."""
 
     def drop(self, keys: Sequence[TopicPartitionKey]) -> None:
         """Forget partitions this member no longer owns (never commit for them)."""
 
-    def finish(self) -> None:
-        """Before the consumer closes: commit what is pending, abort an open transaction."""
+    def finish(self) -> list[Outcome]:
+        """Before the consumer closes: wait for the outputs in flight, commit what was
+        delivered; the outcomes of the batches finished meanwhile."""
 
 
 class AckedOffsets:
@@ -148,6 +153,48 @@ class BaseCommitter:
         self._on_commit = on_commit
         self._safe = safe
         self.acked = AckedOffsets()
+        self._ready: list[Outcome] = []  # finished inside a client callback, for the loop
+
+    def _launch(
+        self, producer: Producer, plans: Sequence[BatchPlan], offsets: BatchOffsets, now: float
+    ) -> Flight:
+        """Send every output of the plans without waiting (nothing refused is pending)."""
+        outputs = [out for plan in plans for out in plan.outputs]
+        flight = Flight(plans, offsets, outputs, now, pending=len(outputs))
+        plan_of = _plan_index(plans)
+        replacements = self._stage.replacements
+
+        def too_large(output: OutputRecord) -> OutputRecord | None:
+            if output.kind != "clean":
+                return None
+            # Key + headers pushed a valid record over the limit: quarantine it.
+            return replacements.oversized(plan_of(output), output)
+
+        flight.refused, flight.replaced = send_all(
+            producer, outputs, flight.on_ack, too_large=too_large
+        )
+        flight.pending -= len(flight.refused)  # no callback comes for those
+        return flight
+
+    def _abandon(self, flights: Sequence[Flight]) -> Outcome:
+        """These flights (a failed one and every later one) are not committed: read their
+        partitions again from the oldest one's first offsets; learn what was refused."""
+        rewind = merged_rewind(flights)
+        refused: list[Rejection] = []
+        failed: list[tuple[str, str, str]] = []
+        unacked = 0
+        for flight in flights:
+            rejections, failures = flight.problems()
+            refused += rejections
+            failed += failures
+            unacked += max(flight.pending, 0)
+        self.acked.rewind(rewind)
+        if refused:
+            return self._refused_outcome(refused, rewind)
+        reasons = sorted({reason for _, _, reason in failed})
+        what = f"{len(failed)} outputs failed, {unacked} unacknowledged"
+        reason = f"{what}: {'; '.join(reasons)[:500]}" if reasons else what
+        return Outcome(Status.FAILED, rewind=rewind, reason=reason, failed=failed)
 
     def _send(self, producer: Producer, plans: Sequence[BatchPlan]) -> Sent:
         self.acked.track(out.source for plan in plans for out in plan.outputs)
@@ -159,14 +206,16 @@ class BaseCommitter:
         """Nothing of the batch is committed: re-read it (refusals) or retry it."""
         self.acked.rewind(offsets.first)
         if sent.refused:
-            return self._refused(sent, offsets)
+            return self._refused_outcome(sent.refused, offsets.first)
         reasons = sorted({reason for _, _, reason in sent.failed})
         what = f"{len(sent.failed)} outputs failed, {sent.unacked} unacknowledged"
         reason = f"{what}: {'; '.join(reasons)[:500]}" if reasons else what
         return Outcome(Status.FAILED, rewind=offsets.first, reason=reason, failed=sent.failed)
 
-    def _refused(self, sent: Sent, offsets: BatchOffsets) -> Outcome:
-        dead_end = self._rejections.learn(sent.refused)
+    def _refused_outcome(
+        self, refused: list[Rejection], rewind: dict[TopicPartitionKey, int]
+    ) -> Outcome:
+        dead_end = self._rejections.learn(refused)
         if dead_end is not None:
             src = dead_end.source
             reason = self._safe(
@@ -174,21 +223,19 @@ class BaseCommitter:
                 f" [{src.partition}] @{src.offset}: {dead_end.reason}; nothing was committed"
                 " past it"
             )
-            return Outcome(Status.HALTED, rewind=offsets.first, reason=reason)
+            return Outcome(Status.HALTED, rewind=rewind, reason=reason)
         log.warning(
             "the broker refused records for good; re-reading the batch to isolate them",
             extra={
-                "refused": len(sent.refused),
+                "refused": len(refused),
                 "examples": [
                     f"{r.topic} <- {r.source.topic} [{r.source.partition}] @{r.source.offset}:"
                     f" {r.reason}"
-                    for r in sent.refused[:3]
+                    for r in refused[:3]
                 ],
             },
         )
-        return Outcome(
-            Status.REREAD, rewind=offsets.first, reason="refused", refused=len(sent.refused)
-        )
+        return Outcome(Status.REREAD, rewind=rewind, reason="refused", refused=len(refused))
 
     def drop(self, keys: Sequence[TopicPartitionKey]) -> None:
         """Forget partitions this member no longer owns."""
@@ -196,68 +243,12 @@ class BaseCommitter:
         self._rejections.forget_partitions(list(keys))
 
 
-class AtLeastOnce(BaseCommitter):
-    """Produce, wait for every acknowledgement, then commit the offsets synchronously."""
+def _plan_index(plans: Sequence[BatchPlan]) -> Callable[[OutputRecord], BatchPlan]:
+    """The plan an output belongs to (only asked for the rare too-large output)."""
+    if len(plans) == 1:
+        return lambda _: plans[0]
 
-    def __init__(
-        self,
-        consumer: Consumer,
-        producer: Producer,
-        stage: OutputStage,
-        rejections: Rejections,
-        *,
-        on_commit: Callable[[], None],
-        safe: Callable[[object], str],
-    ) -> None:
-        super().__init__(consumer, stage, rejections, on_commit=on_commit, safe=safe)
-        self._producer = producer
-        self._uncommitted: dict[TopicPartitionKey, int] = {}
+    def plan_of(output: OutputRecord) -> BatchPlan:
+        return next(p for p in plans if any(o.source is output.source for o in p.outputs))
 
-    @property
-    def producer(self) -> Producer:
-        """The producer."""
-        return self._producer
-
-    def start(self) -> bool:
-        """Nothing to prepare."""
-        return True
-
-    def submit(self, plans: Sequence[BatchPlan], offsets: BatchOffsets) -> Outcome:
-        """Deliver, then commit; a failed commit is retried with the next batch."""
-        sent = self._send(self._producer, plans)
-        if not sent.complete:
-            return self._not_delivered(sent, offsets)
-        self._rejections.forget(offsets.after)
-        self._uncommitted.update(self.acked.committable(offsets.after))
-        committed = self._commit("batch")
-        return Outcome(Status.DELIVERED, sent.routes, committed=committed)
-
-    def commit_pending(self, reason: str) -> None:
-        """Commit what was acknowledged and not committed yet."""
-        self._commit(reason)
-
-    def drop(self, keys: Sequence[TopicPartitionKey]) -> None:
-        """Never commit for partitions another member owns now."""
-        for key in keys:
-            self._uncommitted.pop(key, None)
-        super().drop(keys)
-
-    def finish(self) -> None:
-        """Commit what is pending before the consumer leaves the group."""
-        self._commit("shutdown")
-
-    def _commit(self, reason: str) -> dict[TopicPartitionKey, int]:
-        if not self._uncommitted:
-            return {}
-        offsets = dict(sorted(self._uncommitted.items()))
-        try:
-            self._consumer.commit(offsets)
-        except KafkaClientError as exc:
-            log.warning(
-                "commit failed; will retry with the next batch",
-                extra={"reason": reason, "error": self._safe(exc)},
-            )
-            return {}
-        self._uncommitted.clear()
-        self._on_commit()
-        return offsets
+    return plan_of

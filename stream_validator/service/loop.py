@@ -1,7 +1,9 @@
-"""The streaming loop: consume -> plan (pure) -> committer.submit -> outcome -> report.
+"""The streaming loop: consume -> plan (pure) -> committer.submit -> outcomes -> report.
 
-The committer (``commit.py``: at-least-once, or ``transactional.py``) owns produce ->
-acknowledgement -> offset commit and returns an ``Outcome``; this loop only reads it:
+The committer (``atleastonce.py``, or ``transactional.py``) owns produce -> acknowledgement
+-> offset commit. It pipelines: ``submit`` returns before the batch's outputs are
+acknowledged, with the ``Outcome`` of every batch that finished meanwhile (``poll`` when
+nothing was consumed); this loop only reads them:
 report a delivered batch (``reporting.py``, counted from acknowledgements), rewind and back
 off after a failed one, re-read at once after refusals, halt when a record cannot go
 anywhere. The Kafka clients come from a ``ports.ClientFactory``: librdkafka in production,
@@ -10,6 +12,7 @@ the in-memory fake broker in unit tests.
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 import time
@@ -123,10 +126,16 @@ class StreamService:
                 return ServiceExit.OK
             if self.config.kafka.transactional_id:
                 log.info(
-                    "exactly-once mode: one transaction per batch",
-                    extra={"transactional_id": self.config.kafka.transactional_id},
+                    "exactly-once mode: one transaction per commit interval",
+                    extra={
+                        "transactional_id": self.config.kafka.transactional_id,
+                        "commit_interval_s": self.config.batch_commit_interval_s,
+                    },
                 )
             self._subscribe(consumer)
+            # Start-up objects (modules, contracts, clients) never die: keep them out of the
+            # collector's generations, so collections scan only what the batches allocate.
+            gc.freeze()
             return self._loop(consumer, committer)
         except FatalTransactionError as exc:
             log.error("fatal transaction error; stopping", extra={"error": self._safe(exc)})
@@ -151,31 +160,41 @@ class StreamService:
             if self._callbacks.fatal is not None:
                 log.error("fatal Kafka error; stopping", extra={"error": self._callbacks.fatal})
                 return ServiceExit.FATAL
+            timeout = self.config.batch_timeout_s
+            if committer.busy:  # acknowledgements and commits are served between consumes
+                timeout = min(timeout, self.config.batch_commit_interval_s)
             try:
-                consumed = consumer.consume(
-                    self.config.batch_max_records, self.config.batch_timeout_s
-                )
+                consumed = consumer.consume(self.config.batch_max_records, timeout)
             except KafkaClientError as exc:  # only fatal consumer errors are raised here
                 log.error("consumer failed; stopping", extra={"error": self._safe(exc)})
                 return ServiceExit.FATAL
             for error in consumed.errors:
                 self._callbacks.on_message_error(error.info)
-            if not consumed.records:
-                if not self.state.ready and self._failed_in_a_row == 0:
+            if consumed.records:
+                planned = self._plan(consumed)
+                if planned is None:
+                    return ServiceExit.FATAL
+                outcomes = committer.submit(*planned)
+            else:
+                outcomes = committer.poll()
+                if not outcomes and not self.state.ready and self._failed_in_a_row == 0:
                     self._readiness.probe(committer.producer)
-                continue
-            started = time.perf_counter()
-            planned = self._plan(consumed)
-            if planned is None:
-                return ServiceExit.FATAL
-            outcome = committer.submit(*planned)
-            code = self._settle(consumer, outcome, time.perf_counter() - started)
-            if code is not None:
-                return code
+            for outcome in outcomes:
+                code = self._settle(consumer, outcome)
+                if code is not None:
+                    return code
         return ServiceExit.OK
 
     def _close(self, consumer: Consumer, committer: Committer) -> None:
-        committer.finish()  # commit what is pending / abort an open transaction
+        # Wait for the outputs in flight, commit what was delivered, report it.
+        for outcome in committer.finish():
+            if outcome.status is Status.DELIVERED:
+                self._reporter.report(outcome, outcome.duration_s)
+            else:
+                log.warning(
+                    "at shutdown, batches were not delivered (not committed)",
+                    extra={"problem": outcome.reason},
+                )
         try:
             consumer.close()  # leaves the group
         except (KafkaClientError, RuntimeError) as exc:
@@ -199,17 +218,22 @@ class StreamService:
         first: dict[TopicPartitionKey, int] = {}
         after: dict[TopicPartitionKey, int] = {}
         by_route: dict[str, list[SourceRecord]] = {}
+        # Records come in runs of one partition: look the route up once per run.
+        run_topic, run_partition, run_records = "", -1, None
         for record in consumed.records:
-            key = (record.topic, record.partition)
-            first.setdefault(key, record.offset)
+            if record.partition != run_partition or record.topic != run_topic:
+                run_topic, run_partition = record.topic, record.partition
+                key = (run_topic, run_partition)
+                first.setdefault(key, record.offset)
+                route = self._route_for(run_topic)
+                if route is None:
+                    # Cannot happen with a consistent subscription; refuse to drop silently.
+                    self._note_error(f"record from topic {run_topic!r} matches no route")
+                    log.error("fatal: a record matches no route; stopping")
+                    return None
+                run_records = by_route.setdefault(route.name, [])
             after[key] = record.offset + 1
-            route = self._route_for(record.topic)
-            if route is None:
-                # Cannot happen with a consistent subscription; refuse to drop silently.
-                self._note_error(f"record from topic {record.topic!r} matches no route")
-                log.error("fatal: a record matches no route; stopping")
-                return None
-            by_route.setdefault(route.name, []).append(record)
+            run_records.append(record)  # type: ignore[union-attr]
         validated_at = self._clock().isoformat()
         plans = [
             self._processors[name].plan(
@@ -219,11 +243,11 @@ class StreamService:
         ]
         return plans, BatchOffsets(first, after)
 
-    def _settle(self, consumer: Consumer, outcome: Outcome, duration: float) -> int | None:
+    def _settle(self, consumer: Consumer, outcome: Outcome) -> int | None:
         """Act on the committer's outcome; an exit code when the loop must stop."""
         self._seek(consumer, outcome.rewind)
         if outcome.status is Status.DELIVERED:
-            self._reporter.report(outcome, duration)
+            self._reporter.report(outcome, outcome.duration_s)
             self._failed_in_a_row = self._rereads_in_a_row = 0
             if not self.state.ready:
                 self._set_ready(True)

@@ -65,7 +65,7 @@ class OutputStage:
         timeout_s: float,
         clock: Callable[[], float],
     ) -> None:
-        self._replacements = replacements
+        self.replacements = replacements
         self._rejections = rejections
         self._timeout_s = timeout_s
         self._clock = clock
@@ -81,13 +81,13 @@ class OutputStage:
                 plan_of[key] = plan
                 if output.kind == "clean":
                     planned_clean.add(key)
-                prepared.append(self._replacements.prepare(plan, output))
+                prepared.append(self.replacements.prepare(plan, output))
 
         def too_large(output: OutputRecord) -> OutputRecord | None:
             if output.kind != "clean":
                 return None
             # Key + headers pushed a valid record over the limit: quarantine it.
-            return self._replacements.oversized(plan_of[coordinates(output.source)], output)
+            return self.replacements.oversized(plan_of[coordinates(output.source)], output)
 
         deliveries = produce_all(
             producer,

@@ -57,6 +57,7 @@ class BatchPlan:
     def event(self) -> dict[str, Any]:
         """The structured batch event: no payload values, payload-derived names bounded."""
         report = self.report
+        dlq = [out for out in self.outputs if out.kind != "clean"]
         # Field names come from payloads (unknown keys): capped in number and length, so
         # 90,000 unique keys cannot make a huge log line or fill /status.
         violations = self.violation_counts
@@ -70,9 +71,9 @@ class BatchPlan:
             "records": report.total_records,
             "valid": report.valid_count,
             "quarantined": report.quarantined_count,
-            "clean_out": self.clean_count,
-            "dlq_out": self.dlq_count,
-            "truncated_envelopes": sum(1 for out in self.outputs if out.truncated),
+            "clean_out": len(self.outputs) - len(dlq),
+            "dlq_out": len(dlq),
+            "truncated_envelopes": sum(1 for out in dlq if out.truncated),
             "violations_by_kind": _by(violations, 1),
             "violations_by_field": by_field,
             "violations_by_field_left_out": fields_left_out,
@@ -143,27 +144,21 @@ class RouteProcessor:
             validated_at=validated_at,
         )
         unreadable = unreadable_headers or {}
-        outputs: list[OutputRecord] = []
-        for index, record in enumerate(records):
-            violations = dlq_violations.get(index)
-            problem = unreadable.get((record.topic, record.partition, record.offset))
-            if violations is None and problem is not None:
-                violations = [Violation("headers", ViolationKind.UNDECODABLE, problem)]
-                added[("headers", str(ViolationKind.UNDECODABLE))] += 1
-            if violations is None:
-                outputs.append(
-                    OutputRecord(
-                        "clean",
-                        route.clean_topic,
-                        record.key,
-                        record.value,
-                        record.headers,
-                        record.timestamp_ms,
-                        record,
-                    )
-                )
-            else:
-                outputs.append(self.dlq_output(record, violations, context))
+        # Every record as clean first (one comprehension), then the few DLQ entries in place.
+        clean = route.clean_topic
+        outputs = [
+            OutputRecord("clean", clean, r.key, r.value, r.headers, r.timestamp_ms, r)
+            for r in records
+        ]
+        for index, violations in dlq_violations.items():
+            outputs[index] = self.dlq_output(records[index], violations, context)
+        if unreadable:
+            for index, record in enumerate(records):
+                problem = unreadable.get((record.topic, record.partition, record.offset))
+                if problem is not None and index not in dlq_violations:
+                    violations = [Violation("headers", ViolationKind.UNDECODABLE, problem)]
+                    added[("headers", str(ViolationKind.UNDECODABLE))] += 1
+                    outputs[index] = self.dlq_output(record, violations, context)
         return BatchPlan(route.name, report, outputs, action, added)
 
     def dlq_output(

@@ -47,6 +47,11 @@ class Rejections:
         self._suspects: set[Coordinates] = set()
         self._rejected: dict[Coordinates, str] = {}
 
+    @property
+    def pending(self) -> bool:
+        """Something was learnt that the next batches must act on (until committed)."""
+        return bool(self._suspects or self._rejected)
+
     def produce_alone(self, record: SourceRecord) -> bool:
         """Whether the record's output must be produced on its own."""
         key = coordinates(record)

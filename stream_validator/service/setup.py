@@ -12,8 +12,9 @@ from stream_validator.config.settings import ServiceConfig
 from stream_validator.errors import KafkaErrorInfo
 from stream_validator.kafka.ports import ClientFactory, Consumer, Producer
 from stream_validator.kafka.transactions import Transactions
+from stream_validator.service.atleastonce import AtLeastOnce
 from stream_validator.service.callbacks import ClientCallbacks
-from stream_validator.service.commit import AtLeastOnce, Committer
+from stream_validator.service.commit import Committer
 from stream_validator.service.outputs import OutputStage
 from stream_validator.service.pipeline import RouteProcessor
 from stream_validator.service.rejections import Rejections
@@ -56,7 +57,16 @@ def build_committer(
     stage = OutputStage(replacements, rejections, timeout_s=flush_timeout(config), clock=time.time)
     if not config.kafka.transactional_id:
         producer = clients.producer(on_error=callbacks.on_error)
-        return AtLeastOnce(consumer, producer, stage, rejections, on_commit=on_commit, safe=safe)
+        return AtLeastOnce(
+            consumer,
+            producer,
+            stage,
+            rejections,
+            on_commit=on_commit,
+            safe=safe,
+            interval_s=config.batch_commit_interval_s,
+            flush_timeout_s=flush_timeout(config),
+        )
     generation = 0
 
     def new_producer() -> Producer:
@@ -83,5 +93,12 @@ def build_committer(
     )
     transactions = Transactions(new_producer, consumer.group_metadata, flush_timeout(config))
     return Transactional(
-        consumer, transactions, stage, rejections, recovery, on_commit=on_commit, safe=safe
+        consumer,
+        transactions,
+        stage,
+        rejections,
+        recovery,
+        on_commit=on_commit,
+        safe=safe,
+        interval_s=config.batch_commit_interval_s,
     )

@@ -13,14 +13,17 @@ from service_helpers import ServiceProcess, Stream, new_stream, route, wait_unti
 def kill_mid_stream_then_recover(
     bootstrap: str, tmp_path: Path, total: int, **sections: dict[str, object]
 ) -> tuple[Stream, ServiceProcess]:
-    """Run the service on `total` records, kill -9 it once it has committed 20 batches,
+    """Run the service on `total` records, kill -9 it once it has committed 3 times,
     restart it until all is committed, stop it with SIGTERM; return the stream and the
     second run."""
-    stream = new_stream(bootstrap, tmp_path, partitions=3, batch={"max_records": 100}, **sections)
+    # Pipelined, the service gets through 20,000 records in well under a second: commit
+    # often and look often, so the kill comes mid-stream.
+    batch = {"max_records": 100, "commit_interval_s": 0.01}
+    stream = new_stream(bootstrap, tmp_path, partitions=3, batch=batch, **sections)
     stream.fill(total)
     first = ServiceProcess(stream.config, tmp_path / "run1.log").start()
     try:
-        wait_until(lambda: first.commits() >= 20, 90, "20 commits in /status")
+        wait_until(lambda: first.commits() >= 3, 90, "3 commits in /status", interval=0.01)
     finally:
         first.kill()
     assert stream.produced(stream.clean) < total * 0.99, "killed too late to be mid-stream"
@@ -65,7 +68,7 @@ def test_sigkill_mid_stream_loses_nothing(
     kafka_bootstrap: str, tmp_path: Path, record_property: pytest.RecordProperty
 ) -> None:
     """kill -9 mid-stream and a restart: every record has an output; duplicates are counted."""
-    total = 20_000
+    total = 60_000
     stream, _ = kill_mid_stream_then_recover(kafka_bootstrap, tmp_path, total)
     seen = stream.outputs_by_source()
     duplicates = sum(n - 1 for n in seen.values())
@@ -112,12 +115,13 @@ def test_exactly_once_mode_sigkill_no_loss_no_duplicates(
     kafka_bootstrap: str, tmp_path: Path, record_property: pytest.RecordProperty
 ) -> None:
     """With kafka.transactional_id, kill -9 mid-stream and a restart: each record once, exactly."""
-    total = 20_000
+    total = 60_000
     stream, second = kill_mid_stream_then_recover(
         kafka_bootstrap, tmp_path, total, kafka={"transactional_id": unique_group("txn")}
     )
     assert any(
-        e.get("msg") == "exactly-once mode: one transaction per batch" for e in second.log_events()
+        e.get("msg") == "exactly-once mode: one transaction per commit interval"
+        for e in second.log_events()
     )
     seen = stream.outputs_by_source("read_committed")
     uncommitted = stream.outputs_by_source()

@@ -106,10 +106,15 @@ class FakeConsumer:
             self.on_idle()
         return consumed
 
-    def commit(self, offsets: Mapping[TopicPartitionKey, int]) -> None:
+    def commit(
+        self, offsets: Mapping[TopicPartitionKey, int], *, asynchronous: bool = False
+    ) -> None:
         self._check_open()
         if self.broker.faults.commit_errors:
-            raise KafkaClientError(self.broker.faults.commit_errors.pop(0), "commit")
+            error = self.broker.faults.commit_errors.pop(0)
+            if asynchronous:
+                return  # librdkafka reports it to a commit callback the service does not set
+            raise KafkaClientError(error, "commit")
         foreign = sorted(set(offsets) - set(self._positions))
         if foreign:
             raise _fail("ILLEGAL_GENERATION", f"commit of unassigned partitions {foreign}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from stream_validator.errors import KafkaClientError, KafkaErrorInfo
@@ -11,7 +11,9 @@ from stream_validator.kafka.fake.consumer import FakeGroupMetadata
 from stream_validator.kafka.ports import (
     FENCED,
     MSG_SIZE_TOO_LARGE,
+    AckCallback,
     DeliveryCallback,
+    DeliveryFailure,
     DeliveryReport,
     GroupMetadata,
     Producible,
@@ -72,6 +74,22 @@ class FakeProducer:
         self._queue.append(_Queued(record, partition, faults.produced, on_delivery, self._txn))
         if faults.on_produce is not None:
             faults.on_produce(faults.produced, record)
+
+    def produce_batch(self, records: Sequence[Producible], start: int, on_ack: AckCallback) -> int:
+        for index in range(start, len(records)):
+            record = records[index]
+
+            def delivered(report: DeliveryReport, r: Producible = record) -> None:
+                failure = None
+                if report.error is not None:
+                    failure = DeliveryFailure(report.error, r.topic, r.key, r.value)
+                on_ack(failure)
+
+            try:
+                self.produce(record, delivered)
+            except (BufferError, KafkaClientError):
+                return index
+        return len(records)
 
     def poll(self, timeout_s: float) -> int:
         return self._deliver()

@@ -101,7 +101,10 @@ def test_env_cannot_set_routes() -> None:
     ("changes", "needle"),
     [
         ({"colour": 1}, "unknown key(s) colour (allowed: batch, kafka, metrics, routes, service)"),
-        ({"batch": {"max_record": 5}}, "batch: unknown key(s) max_record (allowed: max_records,"),
+        (
+            {"batch": {"max_record": 5}},
+            "batch: unknown key(s) max_record (allowed: commit_interval_s, max_records,",
+        ),
         ({"batch": {"max_records": "many"}}, "batch.max_records: expected int, got str"),
         ({"batch": {"max_records": True}}, "batch.max_records: expected int, got bool"),
         ({"batch": {"max_records": 0}}, "batch.max_records: expected int >= 1, got 0"),

@@ -16,22 +16,33 @@ from stream_validator.service.state import ServiceHooks, ServiceState
 from tests.support.ticks import TICK_YAML as TICK
 from tests.support.ticks import tick
 
-__all__ = ["Harness", "service_config", "tick"]
+__all__ = ["EVERY_POLL", "Harness", "service_config", "tick"]
 
 GROUP = "svc"
+#: A commit interval that is up at every poll: each batch commits as soon as it is delivered.
+EVERY_POLL = 1e-9
 
 
 def service_config(
-    *, policy: str = "alert", transactional: bool = False, **service: object
+    *,
+    policy: str = "alert",
+    transactional: bool = False,
+    commit_interval_s: float = 60.0,
+    **service: object,
 ) -> ServiceConfig:
-    """One route src -> clean | dlq with the tick contract; tiny backoffs."""
+    """One route src -> clean | dlq with the tick contract; tiny backoffs. Commits only on
+    revoke and at shutdown unless ``commit_interval_s`` is short (1e-9: at every poll)."""
     kafka: dict[str, Any] = {"group_id": GROUP}
     if transactional:
         kafka["transactional_id"] = "svc-0"
     return config_from_mapping(
         {
             "kafka": kafka,
-            "batch": {"max_records": 10, "timeout_s": 0.01},
+            "batch": {
+                "max_records": 10,
+                "timeout_s": 0.01,
+                "commit_interval_s": commit_interval_s,
+            },
             "service": {"retry_backoff_s": 0.001, "retry_backoff_max_s": 0.001, **service},
             "metrics": {"enabled": False},
             "routes": [

@@ -7,12 +7,12 @@ from stream_validator.kafka.ports import Producible
 from stream_validator.records import TopicPartitionKey
 from stream_validator.service.state import ServiceHooks
 
-from .fakeservice import Harness, service_config, tick
+from .fakeservice import EVERY_POLL, Harness, service_config, tick
 
 
 def test_no_offset_is_committed_before_its_outputs_are_acknowledged() -> None:
     """At every commit, each committed source record already has its output in a topic."""
-    h = Harness(service_config())
+    h = Harness(service_config(commit_interval_s=EVERY_POLL))
     h.feed([tick.json(i) for i in range(25)] + [b"garbage"])
     seen: list[tuple[int, int]] = []
     commit = h.broker.commit_offsets
@@ -26,7 +26,8 @@ def test_no_offset_is_committed_before_its_outputs_are_acknowledged() -> None:
 
     h.broker.commit_offsets = checked  # type: ignore[method-assign]
     assert h.run() == ServiceExit.OK
-    assert seen == [(10, 10), (20, 20), (26, 26)]
+    # Asynchronous per poll, then the last again, synchronously, at shutdown.
+    assert seen == [(10, 10), (20, 20), (26, 26), (26, 26)]
 
 
 def test_failed_output_rewinds_to_the_batch_start_and_counts_the_batch_once() -> None:
@@ -55,8 +56,9 @@ def test_halts_after_the_configured_failed_batches_without_committing() -> None:
 
 
 def test_revoked_partition_gets_its_pending_offsets_committed_first() -> None:
-    """A commit that failed is retried in the revoke callback, before the partition moves."""
-    h = Harness(service_config(), partitions=2)
+    """An asynchronous commit that failed unseen is made again, synchronously, in the revoke
+    callback, before the partition moves."""
+    h = Harness(service_config(commit_interval_s=EVERY_POLL), partitions=2)
     h.feed([tick.json(i) for i in range(3)], partition=1)
     h.broker.faults.commit_errors.append(KafkaErrorInfo("REQUEST_TIMED_OUT", "slow"))
     consumer_of = h.clients.consumers

@@ -7,7 +7,7 @@ from collections import Counter
 from stream_validator.errors import ServiceExit
 from stream_validator.kafka.fake import abortable, fatal
 
-from .fakeservice import Harness, service_config, tick
+from .fakeservice import EVERY_POLL, Harness, service_config, tick
 
 
 def seqs(h: Harness, topic: str = "clean") -> Counter[bytes | None]:
@@ -16,7 +16,7 @@ def seqs(h: Harness, topic: str = "clean") -> Counter[bytes | None]:
 
 def test_each_batch_commits_its_outputs_and_offsets_together() -> None:
     """read_committed readers see every record once; offsets commit with the transaction."""
-    h = Harness(service_config(transactional=True))
+    h = Harness(service_config(transactional=True, commit_interval_s=EVERY_POLL))
     h.feed([tick.json(i) for i in range(25)] + [b"garbage"])
     assert h.run() == ServiceExit.OK
     assert h.broker.committed("svc") == {("src", 0): 26}
@@ -27,7 +27,7 @@ def test_each_batch_commits_its_outputs_and_offsets_together() -> None:
 def test_abortable_commit_error_aborts_and_retries_the_batch_counted_once() -> None:
     """An abortable commit error: the batch's outputs never become visible, the batch is
     retried, and each record is counted once."""
-    h = Harness(service_config(transactional=True))
+    h = Harness(service_config(transactional=True, commit_interval_s=EVERY_POLL))
     h.feed([tick.json(i) for i in range(10)])
     h.broker.faults.fail_transaction_call("commit_transaction", abortable())
     assert h.run() == ServiceExit.OK
@@ -38,7 +38,7 @@ def test_abortable_commit_error_aborts_and_retries_the_batch_counted_once() -> N
 
 def test_fenced_by_another_instance_exits_1() -> None:
     """Another producer with the same transactional id: the service stops with exit 1."""
-    h = Harness(service_config(transactional=True))
+    h = Harness(service_config(transactional=True, commit_interval_s=EVERY_POLL))
     h.feed([tick.json(i) for i in range(10)])
 
     def fence_first(count: int, _record: object) -> None:
@@ -53,7 +53,7 @@ def test_fenced_by_another_instance_exits_1() -> None:
 def test_lost_producer_is_replaced_and_the_batch_resumes_from_the_committed_offsets() -> None:
     """A fatal error that is not fencing (second batch's commit): a new producer fences the
     old one, the consumer rewinds to the committed offsets, nothing lost or duplicated."""
-    h = Harness(service_config(transactional=True))
+    h = Harness(service_config(transactional=True, commit_interval_s=EVERY_POLL))
     h.feed([tick.json(i) for i in range(25)])
 
     def lose_in_second_batch(count: int, _record: object) -> None:
@@ -73,7 +73,7 @@ def test_lost_producer_is_replaced_and_the_batch_resumes_from_the_committed_offs
 def test_failed_outputs_replace_the_producer() -> None:
     """Outputs of a transaction fail: the producer is replaced (a stuck one never returns),
     the batch re-read from the committed offsets, delivered once."""
-    h = Harness(service_config(transactional=True))
+    h = Harness(service_config(transactional=True, commit_interval_s=EVERY_POLL))
     h.feed([tick.json(i) for i in range(10)])
     h.broker.faults.fail_delivery(nth=4)
     assert h.run() == ServiceExit.OK
@@ -85,7 +85,7 @@ def test_failed_outputs_replace_the_producer() -> None:
 
 def test_refused_record_in_a_transaction_is_isolated_without_duplicates() -> None:
     """Refusals abort the transaction; the re-reads isolate the record: no duplicates."""
-    h = Harness(service_config(transactional=True))
+    h = Harness(service_config(transactional=True, commit_interval_s=EVERY_POLL))
     h.feed([tick.json(i) for i in range(5)])
     h.broker.faults.refuse = lambda r: (
         "INVALID_RECORD" if r.topic == "clean" and b'"seq":2,' in (r.value or b"") else None
