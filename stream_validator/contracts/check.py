@@ -7,7 +7,6 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from stream_validator.contracts.expr import check_rule
-
 from stream_validator.contracts.model import (
     NUMERIC_TYPES,
     SUPPORTED_TYPES,

@@ -42,8 +42,8 @@ class BatchAccumulator:
     __slots__ = (
         "_bounds",
         "_checks",
-        "_error_logged",
         "_checks_on",
+        "_error_logged",
         "_fast_check",
         "_flagged",
         "_inspector",

@@ -40,19 +40,18 @@ Where msgspec and the rules could differ, the fast path is kept stricter:
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from operator import attrgetter, itemgetter
-from typing import Annotated, Any, Final, NamedTuple
+from typing import Annotated, Any, Final
 
 import msgspec
 
 from stream_validator.codec import NativeDecodeError, typed_decoder
-from stream_validator.codec import encode_json as _encode_json
 from stream_validator.contracts.model import FieldSpec, SchemaContract
 from stream_validator.verify import window
 from stream_validator.verify.dupkeys import duplicate_keys
+from stream_validator.verify.nativetime import DatetimeField, bad_datetimes, is_aware_iso, is_iso
 from stream_validator.verify.recordchecks import Bounds, RecordChecks
 
 #: Payloads per screened chunk: large enough that the per-chunk work is amortized, small
@@ -60,7 +59,6 @@ from stream_validator.verify.recordchecks import Bounds, RecordChecks
 CHUNK: Final = 256
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
-_ELEMENT: Final = re.compile(r"at `\$\[(\d+)\]")
 _first = itemgetter(0)
 
 
@@ -114,29 +112,6 @@ def _null_probe(contract: SchemaContract) -> bytes | None:
         if letter not in names:
             return letter.encode()
     return None
-
-
-def _is_iso(text: str) -> bool:
-    try:
-        datetime.fromisoformat(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _is_aware_iso(text: str) -> bool:
-    try:
-        return datetime.fromisoformat(text).utcoffset() is not None
-    except ValueError:
-        return False
-
-
-class _DatetimeField(NamedTuple):
-    """How ``_bad_datetimes`` judges one datetime field's strings."""
-
-    get: Callable[[Any], Any]
-    decode: Callable[[bytes], Any]  # msgspec's list[datetime | None]: a fast hint
-    valid: Callable[[str], bool]  # fromisoformat's verdict, the rules' own
 
 
 def _record_struct(contract: SchemaContract, *, native_datetimes: bool) -> Any:
@@ -198,16 +173,14 @@ class NativeCheck:
         self._nullables: tuple[Callable[[Any], Any], ...] = tuple(map(attrgetter, slots))
         aware = Annotated[datetime, msgspec.Meta(tz=True)]
         self._datetimes = tuple(
-            _DatetimeField(attrgetter(n), typed_decoder(list[aware | None]), _is_aware_iso)
+            DatetimeField(attrgetter(n), typed_decoder(list[aware | None]), is_aware_iso)
             if s.require_timezone
-            else _DatetimeField(attrgetter(n), typed_decoder(list[datetime | None]), _is_iso)
+            else DatetimeField(attrgetter(n), typed_decoder(list[datetime | None]), is_iso)
             for n, s in zip(names, contract.fields, strict=True)
             if s.expected_type is datetime
         )
         self._checks = RecordChecks(contract)
-        self._getters = {
-            s.name: attrgetter(n) for n, s in zip(names, contract.fields, strict=True)
-        }
+        self._getters = {s.name: attrgetter(n) for n, s in zip(names, contract.fields, strict=True)}
         # 'z' bytes every payload holds in its keys (UTF-8 never uses 0x7a inside a
         # multi-byte character).
         self._z_keys = sum(name.encode().count(b"z") for name in contract.field_names)
@@ -321,7 +294,7 @@ class NativeCheck:
         if self._datetimes and not self._datetimes_sure(framed, lo, hi, b - a):
             # The native parser may have taken a lowercase 'z': parse the strings again.
             structs = list(map(_first, self._decode_text_rows(window.run_bytes(framed, lo, hi))))
-            bad.update(a + i for i in self._bad_datetimes(structs))
+            bad.update(a + i for i in bad_datetimes(self._datetimes, structs))
         if post is not None:
             if structs is None:
                 structs = list(
@@ -350,33 +323,6 @@ class NativeCheck:
         # Every payload there decoded, so it holds each declared key, unescaped.
         return framed.count(b"z", lo, hi) == count * self._z_keys
 
-    def _bad_datetimes(self, structs: list[Any]) -> list[int]:
-        bad: list[int] = []
-        for getter, decode, valid in self._datetimes:
-            values = list(map(getter, structs))
-            if "z" in "".join([v for v in values if v is not None]):
-                bad.extend(i for i, v in enumerate(values) if v is not None and not valid(v))
-                continue
-            start = 0
-            while start < len(values):
-                try:
-                    decode(_encode_json(values[start:]))
-                    break
-                except (NativeDecodeError, TypeError) as exc:  # TypeError: not encodable
-                    match = _ELEMENT.search(str(exc))
-                    if match is None:  # cannot tell which: ask fromisoformat about each
-                        bad.extend(
-                            i
-                            for i in range(start, len(values))
-                            if values[i] is not None and not valid(values[i])
-                        )
-                        break
-                    failed = start + int(match.group(1))
-                    if values[failed] is not None and not valid(values[failed]):
-                        bad.append(failed)
-                    start = failed + 1
-        return bad
-
     def _each(
         self,
         part: Sequence[object],
@@ -400,7 +346,7 @@ class NativeCheck:
                 continue
             if (
                 (payload.count(b",") != self._fields - 1 and duplicate_keys(payload))
-                or (self._datetimes and self._bad_datetimes([struct]))
+                or (self._datetimes and bad_datetimes(self._datetimes, [struct]))
                 or (post is not None and self._checks.screen([struct], self._getters, post))
             ):
                 declined.append(i)

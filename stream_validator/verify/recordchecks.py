@@ -105,7 +105,9 @@ class RecordChecks:
             return ()
         if now.utcoffset() is None:
             now = now.replace(tzinfo=UTC)
-        return tuple(Bounds(w.name, _shift(now, w.age, -1), _shift(now, w.future, 1)) for w in self._windows)
+        return tuple(
+            Bounds(w.name, _shift(now, w.age, -1), _shift(now, w.future, 1)) for w in self._windows
+        )
 
     def check(
         self,

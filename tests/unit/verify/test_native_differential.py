@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -30,7 +30,7 @@ FIELDS = [
     FieldSpec("size_z", float, is_nullable=True, allow_non_finite=True, max_value=0),
 ]
 NAMES = [spec.name for spec in FIELDS]
-NOW = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 AGE_S, FUTURE_S = 50 * 365 * 86400, 10 * 365 * 86400
 # The same fields with timestamp checks, and rules of every shape: flag and quarantine,
 # division (by zero too), chains, 'and', unary minus, a non-finite field.

@@ -68,7 +68,9 @@ def test_quarantine_rule_names_itself() -> None:
         "crossed_book",
         None,
     )
-    assert violation.message == "rule 'crossed_book' does not hold: bid <= ask (ask=100.0, bid=101.0)"
+    assert violation.message == (
+        "rule 'crossed_book' does not hold: bid <= ask (ask=100.0, bid=101.0)"
+    )
     assert violation.as_dict()["rule"] == "crossed_book"
 
 
@@ -154,9 +156,7 @@ def test_timestamp_out_of_range_names_the_bound() -> None:
 def test_contract_rejects_a_rule_on_an_undeclared_field() -> None:
     """A RuleSpec built in code is checked against the contract's fields too."""
     with pytest.raises(ValueError, match=r"rules\[0\] \(r\)\.check: unknown field 'mid'"):
-        DataSchemaContractVerifier(
-            SchemaContract("c", FIELDS, rules=[RuleSpec.of("r", "mid > 0")])
-        )
+        DataSchemaContractVerifier(SchemaContract("c", FIELDS, rules=[RuleSpec.of("r", "mid > 0")]))
 
 
 @pytest.mark.parametrize(
