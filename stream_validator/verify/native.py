@@ -53,6 +53,7 @@ from stream_validator.verify import window
 from stream_validator.verify.dupkeys import duplicate_keys
 from stream_validator.verify.nativetime import DatetimeField, bad_datetimes, is_aware_iso, is_iso
 from stream_validator.verify.recordchecks import Bounds, RecordChecks
+from stream_validator.verify.structrules import compile_post_init
 
 #: Payloads per screened chunk: large enough that the per-chunk work is amortized, small
 #: enough that the framed copy stays small (a few hundred KB).
@@ -115,8 +116,10 @@ def _null_probe(contract: SchemaContract) -> bytes | None:
 
 
 def _record_struct(contract: SchemaContract, *, native_datetimes: bool) -> Any:
-    """The Struct of one record, with datetime fields parsed natively or kept as str."""
+    """The Struct of one record, with datetime fields parsed natively or kept as str, and
+    the contract's rules as its ``__post_init__`` (``structrules``)."""
     names = [f"f{i}" for i in range(len(contract.fields))]
+    post_init = compile_post_init(contract)
     try:
         return msgspec.defstruct(
             "Record",
@@ -125,6 +128,7 @@ def _record_struct(contract: SchemaContract, *, native_datetimes: bool) -> Any:
                 for n, s in zip(names, contract.fields, strict=True)
             ],
             rename=dict(zip(names, contract.field_names, strict=True)),
+            namespace={} if post_init is None else {"__post_init__": post_init},
             forbid_unknown_fields=True,
             gc=False,
         )
@@ -191,9 +195,10 @@ class NativeCheck:
         """Positions in ``part`` the fast path declines, ascending; nulls of the rest added.
 
         ``bounds``: the skew windows at the time of validation (``RecordChecks.bounds``);
-        rows a rule or a window might concern are declined too (the rules decide them).
+        rows a window might concern are declined too, like rows whose record rules do not
+        surely hold (the full rules decide them).
         """
-        post = bounds if bounds or self._checks.active(None) else None
+        post = bounds or None  # the rules are checked in the decode (structrules)
         declined: list[int] = []
         n = len(part)
         if n == 0:

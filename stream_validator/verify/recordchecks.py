@@ -11,11 +11,11 @@ missing ``bid`` is reported once (``missing_field``), never again by ``bid <= as
   the time of validation the caller gives (None: no skew check); a value without an offset
   is read as UTC.
 
-``screen`` is the fast path's side: it names the rows of a decoded chunk that *might* be
-affected (a rule false, flag or quarantine; a timestamp within ``MARGIN`` of a bound or
-beyond), and the full rules decide those. msgspec rounds sub-microsecond digits where
-``datetime.fromisoformat`` truncates; the margin covers that, so the fast path is only
-ever stricter.
+``screen`` is the fast path's side for skew windows: it names the rows of a decoded run
+whose timestamp is within ``MARGIN`` of a bound or beyond, and the full rules decide
+those. msgspec rounds sub-microsecond digits where ``datetime.fromisoformat`` truncates;
+the margin covers that, so the fast path is only ever stricter. (The fast path checks
+the rules inside its decode: ``structrules``.)
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from datetime import UTC, datetime, timedelta
 from itertools import compress
 from typing import Any, Final, NamedTuple
 
-from stream_validator.contracts.expr_batch import compile_batch_rule
 from stream_validator.contracts.expr_eval import compile_rule, failing_link
 from stream_validator.contracts.model import SchemaContract
 from stream_validator.contracts.rulespec import RuleAction, RuleSpec
@@ -33,7 +32,6 @@ from stream_validator.verify.render import show
 from stream_validator.verify.report import Violation, ViolationKind
 
 MARGIN: Final = timedelta(seconds=1)
-_NAN: Final = float("nan")
 
 
 class _Window(NamedTuple):
@@ -74,13 +72,12 @@ def _shift(now: datetime, delta: timedelta | None, sign: int) -> datetime | None
 class RecordChecks:
     """The rules and skew windows of one contract, compiled once."""
 
-    __slots__ = ("_batch_rules", "_rules", "_windows", "rule_fields")
+    __slots__ = ("_rules", "_windows")
 
     def __init__(self, contract: SchemaContract) -> None:
         self._rules: tuple[tuple[RuleSpec, Callable[[Mapping[str, object]], bool]], ...] = tuple(
             (spec, compile_rule(spec.expr)) for spec in contract.rules
         )
-        self._batch_rules = tuple(compile_batch_rule(spec.expr) for spec in contract.rules)
         self._windows = tuple(
             _Window(
                 spec.name,
@@ -89,10 +86,6 @@ class RecordChecks:
             )
             for spec in contract.fields
             if spec.has_skew_window
-        )
-        #: Every field some rule reads, sorted.
-        self.rule_fields: tuple[str, ...] = tuple(
-            sorted({name for spec in contract.rules for name in spec.fields})
         )
 
     def active(self, now: datetime | None) -> bool:
@@ -157,24 +150,14 @@ class RecordChecks:
         getters: Mapping[str, Callable[[Any], Any]],
         bounds: tuple[Bounds, ...],
     ) -> set[int]:
-        """Positions in ``rows`` (decoded Structs) the full rules must judge: any rule false
-        (flag or quarantine), any timestamp not MARGIN inside its window."""
-        n = len(rows)
+        """Positions in ``rows`` (decoded Structs) whose timestamp is not MARGIN inside its
+        window: the full rules must judge them."""
         out: set[int] = set()
-        if self._rules:
-            columns: dict[str, list[object]] = {}
-            for name in self.rule_fields:
-                column = list(map(getters[name], rows))
-                if None in column:
-                    column = [_NAN if value is None else value for value in column]
-                columns[name] = column
-            for check in self._batch_rules:
-                out.update(check(columns, n))
         for name, lo, hi in bounds:
             low = None if lo is None else lo + MARGIN
             high = None if hi is None else hi - MARGIN
             values = list(map(getters[name], rows))
-            for i in compress(range(n), [value is not None for value in values]):
+            for i in compress(range(len(values)), [value is not None for value in values]):
                 moment = instant(values[i])
                 if (
                     moment is None
