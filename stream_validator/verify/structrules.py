@@ -9,11 +9,13 @@ second decode of every run a failed decode had cut short.
 "Surely holds" is stricter than ``compile_rule``, never looser: the same Python
 arithmetic on the same values (ints stay ints, floats floats, as orjson gives them), but
 any null, any exception (a zero divisor, an overflow) and any false comparison declines
-the record; ``!=`` is written ``a < b or a > b`` so that a NaN computed from huge values
-declines too. NaN and ±Inf fields never reach here: the Struct does not decode them.
+the record; ``!=`` between computed values is written ``a < b or a > b`` so that a NaN
+computed from huge values declines too. NaN and ±Inf fields never reach here: the Struct
+does not decode them.
 
 The generated source holds no contract data: fields are read as ``s.f<i>`` (the Struct's
-own attribute names) and constants are bound in the function's namespace.
+own attribute names) into locals of the same names, and constants are bound in the
+function's namespace.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ class RuleDeclined(ValueError):
 
 def _number(expr: Expr, attrs: dict[str, str], ns: dict[str, Any]) -> str:
     if isinstance(expr, Field):
-        return f"s.{attrs[expr.name]}"
+        return attrs[expr.name]
     if isinstance(expr, Const):
         name = f"c{len(ns)}"
         ns[name] = expr.value
@@ -56,10 +58,16 @@ def compile_post_init(contract: SchemaContract) -> Callable[[Any], None] | None:
     for rule in contract.rules:
         for left, op, right in links(rule.expr):
             a, b = _number(left, attrs, ns), _number(right, attrs, ns)
-            tests.append(f"({a} < {b} or {a} > {b})" if op == "!=" else f"{a} {op} {b}")
+            plain = isinstance(left, Field | Const) and isinstance(right, Field | Const)
+            # Fields and constants are never NaN here; only arithmetic can compute one.
+            tests.append(
+                f"({a} < {b} or {a} > {b})" if op == "!=" and not plain else f"{a} {op} {b}"
+            )
+    read = sorted({attrs[name] for rule in contract.rules for name in rule.fields})
     lines = [
         "def __post_init__(s):",
         "    try:",
+        *(f"        {attr} = s.{attr}" for attr in read),  # each field read once
         f"        if {' and '.join(tests)}:",
         "            return",
         "    except Exception:",  # None in arithmetic, a zero divisor, an overflow
