@@ -30,6 +30,7 @@ from stream_validator.contracts.model import SchemaContract
 from stream_validator.contracts.rulespec import RuleAction, RuleSpec
 from stream_validator.verify.render import show
 from stream_validator.verify.report import Violation, ViolationKind
+from stream_validator.verify.structrules import RuleDeclined, compile_sure_holds
 
 MARGIN: Final = timedelta(seconds=1)
 
@@ -72,12 +73,14 @@ def _shift(now: datetime, delta: timedelta | None, sign: int) -> datetime | None
 class RecordChecks:
     """The rules and skew windows of one contract, compiled once."""
 
-    __slots__ = ("_rules", "_windows")
+    __slots__ = ("_rules", "_sure", "_windows")
 
     def __init__(self, contract: SchemaContract) -> None:
         self._rules: tuple[tuple[RuleSpec, Callable[[Mapping[str, object]], bool]], ...] = tuple(
             (spec, compile_rule(spec.expr)) for spec in contract.rules
         )
+        # A shortcut for the common record whose every rule holds (see structrules).
+        self._sure = compile_sure_holds(contract)
         self._windows = tuple(
             _Window(
                 spec.name,
@@ -132,6 +135,13 @@ class RecordChecks:
                 )
             )
         flagged: list[str] = []
+        if self._sure is not None:
+            try:
+                self._sure(record)
+            except RuleDeclined:
+                pass  # some rule may not hold: judge each one
+            else:
+                return violations, flagged
         for spec, holds in self._rules:
             if failed and not failed.isdisjoint(spec.fields):
                 continue

@@ -14,8 +14,9 @@ computed from huge values declines too. NaN and ±Inf fields never reach here: t
 does not decode them.
 
 The generated source holds no contract data: fields are read as ``s.f<i>`` (the Struct's
-own attribute names) into locals of the same names, and constants are bound in the
-function's namespace.
+own attribute names) or ``s[k<i>]`` (a mapping, the key bound as a constant) into locals,
+and constants are bound in the function's namespace. ``compile_sure_holds`` is the same
+check on a decoded mapping: the full rules skip evaluating rule by rule when it passes.
 """
 
 from __future__ import annotations
@@ -32,49 +33,71 @@ class RuleDeclined(ValueError):
     """Raised in ``__post_init__``: the record goes to the full rules."""
 
 
-def _number(expr: Expr, attrs: dict[str, str], ns: dict[str, Any]) -> str:
+def _number(expr: Expr, names: dict[str, str], ns: dict[str, Any]) -> str:
     if isinstance(expr, Field):
-        return attrs[expr.name]
+        return names[expr.name]
     if isinstance(expr, Const):
         name = f"c{len(ns)}"
         ns[name] = expr.value
         return name
     if isinstance(expr, Neg):
-        return f"(-{_number(expr.operand, attrs, ns)})"
+        return f"(-{_number(expr.operand, names, ns)})"
     if isinstance(expr, BinOp):
-        left, right = _number(expr.left, attrs, ns), _number(expr.right, attrs, ns)
+        left, right = _number(expr.left, names, ns), _number(expr.right, names, ns)
         return f"({left} {expr.op} {right})"
     raise TypeError("expected a number, got a condition")
 
 
-def compile_post_init(contract: SchemaContract) -> Callable[[Any], None] | None:
-    """A ``__post_init__`` raising RuleDeclined unless every rule surely holds; None
-    when the contract has no rules."""
+def _compile(
+    contract: SchemaContract, load: dict[str, str], plain_ne: bool, label: str
+) -> Callable[[Any], None] | None:
+    """``def f(s)`` returning None when every rule surely holds and raising RuleDeclined
+    otherwise; ``load[name]`` is the expression reading a field from ``s``."""
     if not contract.rules:
         return None
-    attrs = {spec.name: f"f{i}" for i, spec in enumerate(contract.fields)}
+    names = {spec.name: f"v{i}" for i, spec in enumerate(contract.fields)}
     ns: dict[str, Any] = {"Declined": RuleDeclined}
     tests: list[str] = []
     for rule in contract.rules:
         for left, op, right in links(rule.expr):
-            a, b = _number(left, attrs, ns), _number(right, attrs, ns)
-            plain = isinstance(left, Field | Const) and isinstance(right, Field | Const)
-            # Fields and constants are never NaN here; only arithmetic can compute one.
+            a, b = _number(left, names, ns), _number(right, names, ns)
+            plain = (
+                plain_ne and isinstance(left, Field | Const) and isinstance(right, Field | Const)
+            )
             tests.append(
                 f"({a} < {b} or {a} > {b})" if op == "!=" and not plain else f"{a} {op} {b}"
             )
-    read = sorted({attrs[name] for rule in contract.rules for name in rule.fields})
+    read = sorted({name for rule in contract.rules for name in rule.fields})
+    for i, name in enumerate(read):
+        ns[f"k{i}"] = name
     lines = [
-        "def __post_init__(s):",
+        "def sure(s):",
         "    try:",
-        *(f"        {attr} = s.{attr}" for attr in read),  # each field read once
+        *(
+            f"        {names[name]} = {load[name].format(key=f'k{i}')}"
+            for i, name in enumerate(read)
+        ),
         f"        if {' and '.join(tests)}:",
         "            return",
-        "    except Exception:",  # None in arithmetic, a zero divisor, an overflow
+        "    except Exception:",  # None in arithmetic, a zero divisor, an overflow, a str
         "        pass",
         "    raise Declined('a record rule needs the full check')",
     ]
-    code = compile("\n".join(lines), f"<rules of contract {contract.name!r}>", "exec")
+    code = compile("\n".join(lines), f"<{label} of contract {contract.name!r}>", "exec")
     exec(code, ns)
-    post_init: Callable[[Any], None] = ns["__post_init__"]
-    return post_init
+    sure: Callable[[Any], None] = ns["sure"]
+    return sure
+
+
+def compile_post_init(contract: SchemaContract) -> Callable[[Any], None] | None:
+    """A Struct ``__post_init__`` raising RuleDeclined unless every rule surely holds; None
+    when the contract has no rules. Fields and constants are never NaN in a Struct."""
+    load = {spec.name: f"s.f{i}" for i, spec in enumerate(contract.fields)}
+    return _compile(contract, load, True, "rules")
+
+
+def compile_sure_holds(contract: SchemaContract) -> Callable[[Any], None] | None:
+    """The same check on a decoded mapping (the full rules' shortcut): a missing key, a
+    null, a str or a NaN never passes it, so only a record whose rules surely hold does."""
+    load = {spec.name: "s[{key}]" for spec in contract.fields}
+    return _compile(contract, load, False, "rule shortcut")

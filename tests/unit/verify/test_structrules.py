@@ -10,7 +10,11 @@ from hypothesis import strategies as st
 
 from stream_validator import FieldSpec, RuleSpec, SchemaContract
 from stream_validator.contracts.expr import compile_rule
-from stream_validator.verify.structrules import RuleDeclined, compile_post_init
+from stream_validator.verify.structrules import (
+    RuleDeclined,
+    compile_post_init,
+    compile_sure_holds,
+)
 
 FIELDS = [FieldSpec(name, float, is_nullable=True) for name in ("a", "b", "c")]
 CHECKS = [
@@ -64,3 +68,27 @@ def test_post_init_declines_a_broken_rule_and_passes_a_kept_one() -> None:
 def test_no_rules_no_post_init() -> None:
     """A contract without rules keeps the plain Struct."""
     assert compile_post_init(SchemaContract("c", FIELDS)) is None
+
+
+MAPPING_VALUES = st.one_of(
+    VALUES,
+    st.sampled_from([True, False, "1", "a", float("nan"), float("inf"), -float("inf")]),
+)
+
+
+@pytest.mark.parametrize("check", CHECKS)
+@settings(max_examples=300, deadline=None)
+@given(values=st.dictionaries(st.sampled_from("abc"), MAPPING_VALUES))
+def test_mapping_shortcut_passes_only_what_the_rule_passes(
+    check: str, values: dict[str, object]
+) -> None:
+    """On a mapping (missing keys, bools, strings, NaN, infinities too) the shortcut lets
+    through only a record compile_rule says holds."""
+    contract = SchemaContract("c", FIELDS, rules=[RuleSpec.of("r", check)])
+    sure = compile_sure_holds(contract)
+    assert sure is not None
+    try:
+        sure(values)
+    except RuleDeclined:
+        return
+    assert compile_rule(contract.rules[0].expr)(values)
