@@ -55,7 +55,8 @@ HELP: Final = "produce simulated market data (with vendor drift) to a topic"
 def add_parser(commands: Subparsers) -> None:
     """Register ``simulate`` with the command line."""
     grammar = (spec_grammar.__doc__ or "").replace("``", "")
-    scenarios = "\n".join(f"  {s.name:<16}{s.summary}" for s in SCENARIOS.values())
+    width = max(map(len, SCENARIOS)) + 2
+    scenarios = "\n".join(f"  {s.name:<{width}}{s.summary}" for s in SCENARIOS.values())
     parser = commands.add_parser(
         NAME,
         help=HELP,

@@ -1,26 +1,65 @@
 """Vendor drift scenarios: each turns one clean record into the bytes a broken feed sends.
 
-PURE. Every scenario is a small function ``(record, targets, rng) -> bytes | None``; the
-record is the builder's fresh dict (a scenario may change it), ``targets`` names the fields
-of the entity it aims at, and ``None`` is a Kafka tombstone. What the verifier reports:
+PURE. Every scenario is a small function ``(record, targets, rng, memory) -> bytes | None``;
+the record is the builder's fresh dict (a scenario may change it), ``targets`` names the
+fields of the entity it aims at, ``memory`` is what the simulator remembers about the
+record's symbol (``integrity.SymbolMemory``), and ``None`` is a Kafka tombstone. A scenario
+that does not apply to the entity (a crossed book in a bar feed) leaves the record clean,
+and its header says "clean". What the verifier reports:
 
-==================  ==========================================  ===============================
-scenario            what the vendor sends                       verifier outcome
-==================  ==========================================  ===============================
-field_rename        ask_sz as ask_volume (ticks), ask_sz_1 as   missing_field + the new name in
-                    ask_volume_1 (books), volume as             observed_unknown_fields
-                    total_volume (bars)
-string_prices       prices as strings ("190.25")                type_mismatch
-nan_prices          the raw JSON carries a NaN literal          undecodable (orjson rejects it)
-null_bid_spike      bid side null (ticks: bid, bid_sz; books:   records valid, null_breach_fields
-                    levels 2-3 of the bids; bars: vwap) in 30%  over the batch
-                    of records by default
-bool_volumes        sizes as JSON true                          type_mismatch
-garbage             not JSON: Latin-1 bytes, binary noise,      undecodable
-                    truncated JSON, CSV, empty
-tombstone           a null value                                not_a_mapping
-negative_price      the main price negated                      below_min
-==================  ==========================================  ===============================
+===================  ==========================================  ===============================
+scenario             what the vendor sends                       verifier outcome
+===================  ==========================================  ===============================
+field_rename         ask_sz as ask_volume (ticks), ask_sz_1 as   missing_field + the new name in
+                     ask_volume_1 (books), volume as             observed_unknown_fields
+                     total_volume (bars)
+string_prices        prices as strings ("190.25")                type_mismatch
+nan_prices           the raw JSON carries a NaN literal          undecodable (orjson rejects it)
+null_bid_spike       bid side null (ticks: bid, bid_sz; books:   records valid, null_breach_fields
+                     levels 2-3 of the bids; bars: vwap) in 30%  over the batch
+                     of records by default
+bool_volumes         sizes as JSON true                          type_mismatch
+garbage              not JSON: Latin-1 bytes, binary noise,      undecodable
+                     truncated JSON, CSV, empty
+tombstone            a null value                                not_a_mapping
+negative_price       the main price negated                      below_min
+crossed_book         ticks, books: bid above ask (the touch      valid today; rule_violation of
+                     swapped; an empty tick side is quoted a     the bid <= ask rule once the
+                     cent off the last trade)                    contract rules are wired
+locked_book          ticks, books: bid == ask (a tick's last     valid today; rule_violation of
+                     trade at that price)                        the locked rule once wired
+impossible_bar       bars: high below low, open above high or    valid today; rule_violation of
+                     close below low (drawn at random)           low <= open/close <= high
+                                                                 once wired
+sequence_gap         ticks (the only entity with seq): the       valid today; sequence_gap
+                     symbol's seq jumps 100 numbers ahead and    (flag) once per-symbol state
+                     its later records continue from there       is wired
+sequence_regression  ticks: seq 10 below the symbol's last; the  valid today;
+                     next record continues without a gap         sequence_regression (flag)
+                                                                 once wired
+stale_timestamp      event time (tick event_ts, book             valid today;
+                     snapshot_ts, bar bar_start) the Unix epoch  timestamp_out_of_range once
+                     or 6 h old, half each                       max_age_s is wired (and an
+                                                                 event-time regression)
+future_timestamp     event time 1 h ahead                        valid today;
+                                                                 timestamp_out_of_range once
+                                                                 max_future_s is wired
+naive_timestamp      event time without an offset                valid today (naive ISO parses);
+                     ("2026-01-05T14:30:00.000123")              a violation once
+                                                                 require_timezone is wired
+frozen_quote         each symbol repeats its first complete      valid today; a frozen_quote
+                     quote of the episode (ticks: price, size,   alert (not a quarantine) once
+                     bid, ask and sizes; books: all levels;      per-symbol state is wired
+                     bars: OHLC, volume, trades, VWAP)
+bad_deploy           every field name in PascalCase (bid_sz ->   every record quarantined:
+                     BidSz, symbol -> Symbol)                    missing_field for each declared
+                                                                 field; the new names in
+                                                                 observed_unknown_fields
+===================  ==========================================  ===============================
+
+Only ticks carry a sequence number (``seq`` in tick.yaml; books and bars have none), so the
+sequence scenarios leave books and bars clean. A drift that is quarantined (garbage,
+tombstone, ...) still takes its tick's number, so on the clean stream it shows as a gap.
 """
 
 from __future__ import annotations
@@ -31,6 +70,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from stream_validator.codec import encode_json
+from stream_validator.sim import integrity
+from stream_validator.sim.integrity import SymbolMemory
 from stream_validator.sim.records import Entity
 
 Record = dict[str, Any]
@@ -45,6 +86,11 @@ class DriftTargets:
     prices: tuple[str, ...]
     sizes: tuple[str, ...]
     bid_side: tuple[str, ...]
+    time: str
+    quote: tuple[str, ...]
+    touch: tuple[str, str] | None = None
+    touch_sizes: tuple[str, ...] = ()
+    seq: str | None = None
 
 
 TARGETS: Final[dict[Entity, DriftTargets]] = {
@@ -54,6 +100,11 @@ TARGETS: Final[dict[Entity, DriftTargets]] = {
         prices=("price", "bid", "ask"),
         sizes=("size",),
         bid_side=("bid", "bid_sz"),
+        time="event_ts",
+        quote=("price", "size", "bid", "ask", "bid_sz", "ask_sz"),
+        touch=("bid", "ask"),
+        touch_sizes=("bid_sz", "ask_sz"),
+        seq="seq",
     ),
     Entity.ORDERBOOK_SNAPSHOT: DriftTargets(
         rename=("ask_sz_1", "ask_volume_1"),
@@ -61,6 +112,17 @@ TARGETS: Final[dict[Entity, DriftTargets]] = {
         prices=tuple(f"{side}_px_{level}" for level in (1, 2, 3) for side in ("bid", "ask")),
         sizes=tuple(f"{side}_sz_{level}" for level in (1, 2, 3) for side in ("bid", "ask")),
         bid_side=("bid_px_2", "bid_sz_2", "bid_px_3", "bid_sz_3"),
+        time="snapshot_ts",
+        quote=(
+            "depth",
+            *(
+                f"{side}_{kind}_{level}"
+                for level in (1, 2, 3)
+                for side in ("bid", "ask")
+                for kind in ("px", "sz")
+            ),
+        ),
+        touch=("bid_px_1", "ask_px_1"),
     ),
     Entity.OHLCV_BAR: DriftTargets(
         rename=("volume", "total_volume"),
@@ -68,29 +130,37 @@ TARGETS: Final[dict[Entity, DriftTargets]] = {
         prices=("open", "high", "low", "close", "vwap"),
         sizes=("volume",),
         bid_side=("vwap",),
+        time="bar_start",
+        quote=("open", "high", "low", "close", "volume", "trade_count", "vwap"),
     ),
 }
 
-Drift = Callable[[Record, DriftTargets, random.Random], bytes | None]
+Drift = Callable[[Record, DriftTargets, random.Random, SymbolMemory], bytes | None]
 
 
 @dataclass(frozen=True, slots=True)
 class Scenario:
-    """A named drift, the share of records it hits when a spec gives none, a summary."""
+    """A named drift, the share of records it hits when a spec gives none, a summary, and
+    the entities it applies to."""
 
     name: str
     apply: Drift
     default_fraction: float
     summary: str
+    entities: frozenset[Entity] = frozenset(Entity)
 
 
-def field_rename(record: Record, targets: DriftTargets, rng: random.Random) -> bytes:
+def field_rename(
+    record: Record, targets: DriftTargets, rng: random.Random, memory: SymbolMemory
+) -> bytes:
     """The vendor renamed a field; order and value are kept."""
     old, new = targets.rename
     return encode_json({(new if key == old else key): value for key, value in record.items()})
 
 
-def string_prices(record: Record, targets: DriftTargets, rng: random.Random) -> bytes:
+def string_prices(
+    record: Record, targets: DriftTargets, rng: random.Random, memory: SymbolMemory
+) -> bytes:
     """Prices arrive as decimal strings; nulls stay null."""
     for name in targets.prices:
         if record[name] is not None:
@@ -98,21 +168,27 @@ def string_prices(record: Record, targets: DriftTargets, rng: random.Random) -> 
     return encode_json(record)
 
 
-def nan_prices(record: Record, targets: DriftTargets, rng: random.Random) -> bytes:
+def nan_prices(
+    record: Record, targets: DriftTargets, rng: random.Random, memory: SymbolMemory
+) -> bytes:
     """The main price is the NaN literal, which JSON (and orjson) does not allow."""
     record[targets.price] = None
     placeholder = b'"' + targets.price.encode() + b'":null'
     return encode_json(record).replace(placeholder, placeholder[:-4] + b"NaN", 1)
 
 
-def null_bid_spike(record: Record, targets: DriftTargets, rng: random.Random) -> bytes:
+def null_bid_spike(
+    record: Record, targets: DriftTargets, rng: random.Random, memory: SymbolMemory
+) -> bytes:
     """The bid side is null: each record stays valid, but the batch's null rate breaches."""
     for name in targets.bid_side:
         record[name] = None
     return encode_json(record)
 
 
-def bool_volumes(record: Record, targets: DriftTargets, rng: random.Random) -> bytes:
+def bool_volumes(
+    record: Record, targets: DriftTargets, rng: random.Random, memory: SymbolMemory
+) -> bytes:
     """Sizes arrive as JSON true; nulls stay null."""
     for name in targets.sizes:
         if record[name] is not None:
@@ -120,7 +196,9 @@ def bool_volumes(record: Record, targets: DriftTargets, rng: random.Random) -> b
     return encode_json(record)
 
 
-def garbage(record: Record, targets: DriftTargets, rng: random.Random) -> bytes:
+def garbage(
+    record: Record, targets: DriftTargets, rng: random.Random, memory: SymbolMemory
+) -> bytes:
     """Bytes that are not JSON at all; the kind of breakage is drawn at random."""
     clean = encode_json(record)
     kind = rng.randrange(5)
@@ -136,16 +214,23 @@ def garbage(record: Record, targets: DriftTargets, rng: random.Random) -> bytes:
     return b""
 
 
-def tombstone(record: Record, targets: DriftTargets, rng: random.Random) -> None:
+def tombstone(
+    record: Record, targets: DriftTargets, rng: random.Random, memory: SymbolMemory
+) -> None:
     """A null value where a record was expected."""
     return None
 
 
-def negative_price(record: Record, targets: DriftTargets, rng: random.Random) -> bytes:
+def negative_price(
+    record: Record, targets: DriftTargets, rng: random.Random, memory: SymbolMemory
+) -> bytes:
     """The main price has the wrong sign."""
     record[targets.price] = -abs(record[targets.price])
     return encode_json(record)
 
+
+_BOOKS: Final = frozenset({Entity.TICK, Entity.ORDERBOOK_SNAPSHOT})
+_SEQ: Final = frozenset(entity for entity, targets in TARGETS.items() if targets.seq)
 
 SCENARIOS: Final[dict[str, Scenario]] = {
     s.name: s
@@ -158,5 +243,27 @@ SCENARIOS: Final[dict[str, Scenario]] = {
         Scenario("garbage", garbage, 1.0, "not JSON (bad UTF-8, noise, truncated)"),
         Scenario("tombstone", tombstone, 1.0, "null value (Kafka tombstone)"),
         Scenario("negative_price", negative_price, 1.0, "a negative price"),
+        Scenario("crossed_book", integrity.crossed_book, 1.0, "bid > ask (ticks, books)", _BOOKS),
+        Scenario("locked_book", integrity.locked_book, 1.0, "bid == ask (ticks, books)", _BOOKS),
+        Scenario(
+            "impossible_bar",
+            integrity.impossible_bar,
+            1.0,
+            "high < low, open/close out (bars)",
+            frozenset({Entity.OHLCV_BAR}),
+        ),
+        Scenario("sequence_gap", integrity.sequence_gap, 1.0, "seq jumps 100 ahead (ticks)", _SEQ),
+        Scenario(
+            "sequence_regression",
+            integrity.sequence_regression,
+            1.0,
+            "seq steps 10 back (ticks)",
+            _SEQ,
+        ),
+        Scenario("stale_timestamp", integrity.stale_timestamp, 1.0, "event time 1970 or 6 h old"),
+        Scenario("future_timestamp", integrity.future_timestamp, 1.0, "event time 1 h ahead"),
+        Scenario("naive_timestamp", integrity.naive_timestamp, 1.0, "event time without offset"),
+        Scenario("frozen_quote", integrity.frozen_quote, 1.0, "a symbol repeats one quote"),
+        Scenario("bad_deploy", integrity.bad_deploy, 1.0, "every field renamed (PascalCase)"),
     )
 }

@@ -3,6 +3,9 @@
 The caller owns the clock: each ``next`` call says how many seconds into the run the
 message is produced, which sets the record's event time and opens or closes time windows.
 Two RNGs seeded from one seed keep the market path identical with and without drift.
+A scenario that does not apply to the entity leaves its messages clean. Per symbol, the
+Simulator keeps what the stateful scenarios remember (``integrity.SymbolMemory``): after a
+sequence_gap the symbol's later records, clean ones too, carry the shifted numbering.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Final, NamedTuple
 
 from stream_validator.codec import encode_json
 from stream_validator.sim.drift import SCENARIOS, TARGETS
+from stream_validator.sim.integrity import SymbolMemory, carry
 from stream_validator.sim.market import Market
 from stream_validator.sim.records import Entity, builder_for
 from stream_validator.sim.schedule import Schedule
@@ -41,7 +45,17 @@ class SimMessage(NamedTuple):
 class Simulator:
     """Generates messages of one entity for a symbol universe, deterministic given a seed."""
 
-    __slots__ = ("_builder", "_drift_rng", "_market", "_start_us", "_targets", "count", "schedule")
+    __slots__ = (
+        "_applicable",
+        "_builder",
+        "_drift_rng",
+        "_market",
+        "_memory",
+        "_start_us",
+        "_targets",
+        "count",
+        "schedule",
+    )
 
     def __init__(
         self,
@@ -62,6 +76,8 @@ class Simulator:
         self._market = Market(symbols, market_rng)
         self._builder = builder_for(entity, market_rng, self._start_us)
         self._targets = TARGETS[entity]
+        self._applicable = frozenset(n for n, s in SCENARIOS.items() if entity in s.entities)
+        self._memory: dict[str, SymbolMemory] = {}
         self.schedule = schedule or Schedule()
         self.count = 0
 
@@ -74,11 +90,19 @@ class Simulator:
         record = self._builder.build(instrument, ts_us)
         scenario = self.schedule.pick(self.count, elapsed, self._drift_rng)
         self.count += 1
-        if scenario is None:
-            value: bytes | None = encode_json(record)
+        if scenario not in self._applicable:
             scenario = CLEAN
+        # A symbol has a memory once a scenario hit it; until then carrying it is a no-op.
+        memory = self._memory.get(instrument.symbol)
+        if memory is not None:
+            carry(record, self._targets, memory, scenario)
+        if scenario == CLEAN:
+            value: bytes | None = encode_json(record)
         else:
-            value = SCENARIOS[scenario].apply(record, self._targets, self._drift_rng)
+            if memory is None:
+                memory = self._memory[instrument.symbol] = SymbolMemory()
+            apply = SCENARIOS[scenario].apply
+            value = apply(record, self._targets, self._drift_rng, memory)
         headers = [(SCENARIO_HEADER, scenario.encode())]
         return SimMessage(instrument.symbol.encode(), value, headers)
 

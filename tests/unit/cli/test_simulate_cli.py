@@ -10,6 +10,7 @@ import pytest
 
 from stream_validator.cli.simulate import main
 from stream_validator.errors import SimulateExit
+from stream_validator.sim import SCENARIOS
 
 # Nothing listens on port 1; connect attempts fail at once.
 DEAD_BROKER = "127.0.0.1:1"
@@ -66,6 +67,17 @@ def test_help_documents_scenarios_and_grammar(capsys: pytest.CaptureFixture[str]
     assert 'SPEC     = NAME [ "@" WINDOW ] [ ":" FRACTION ]' in out
     assert "field_rename@n1000+100" in out
     assert "null_bid_spike" in out and "negative_price" in out
+
+
+def test_help_lists_each_scenario_apart_from_its_summary(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Every scenario gets its own line with a gap before the summary, however long its name."""
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    for scenario in SCENARIOS.values():
+        assert f"  {scenario.name}  " in out and f"  {scenario.summary}\n" in out
 
 
 def test_unreachable_broker_fails_fast_with_a_clear_message(

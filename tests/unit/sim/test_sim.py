@@ -264,8 +264,9 @@ def test_tombstones_keep_their_key() -> None:
 
 
 def test_every_scenario_has_an_expected_outcome_here() -> None:
-    """The tests above cover every registered scenario."""
-    assert set(SCENARIOS) == set(EXPECTED_KINDS) | {"null_bid_spike"}
+    """The tests above cover every schema-drift scenario (test_integrity_scenarios the rest)."""
+    integrity = {n for n, s in SCENARIOS.items() if s.apply.__module__.endswith(".integrity")}
+    assert set(SCENARIOS) - integrity == set(EXPECTED_KINDS) | {"null_bid_spike"}
 
 
 # --- schedules ----------------------------------------------------------------------------
