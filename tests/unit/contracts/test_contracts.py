@@ -250,6 +250,7 @@ def test_market_data_contracts_ship_their_rules() -> None:
         "tick": {"crossed_book": "quarantine", "locked_book": "flag", "spread_band": "flag"},
         "orderbook_snapshot": {
             "crossed_book": "quarantine",
+            "locked_book": "flag",
             "bids_descending": "flag",
             "asks_ascending": "flag",
         },
