@@ -15,18 +15,22 @@ same bytes in the same run (then all ratios of `validate_payloads` in one table)
 * pydantic strict model_validate_json;
 * validate_payloads, and `stream-validator validate`'s file path (validate_jsonl).
 
+Then the cost of the tick contract's record rules and require_timezone (`--rules-cost`
+alone): validate_payloads time with them against the same contract without them.
+
 Speed targets live here, never in unit tests.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import io
 import random
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -334,11 +338,45 @@ def run_variant(variant: Variant, repeat: int) -> list[tuple[str, float]]:
     return rows
 
 
+def rules_cost(records: int, repeat: int) -> None:
+    """The cost of the tick contract's record rules (#14 budget: at most 10 % of
+    validate_payloads time), and of require_timezone, against the same contract without
+    them, on the same payloads, round-robin in one run."""
+    tick = load_contract(TICK)
+    no_tz = tuple(replace(s, require_timezone=False) for s in tick.fields)
+    variants = {
+        "tick as shipped (rules + require_timezone)": tick,
+        "tick, require_timezone only": replace(tick, rules=()),
+        "tick, rules only": replace(tick, fields=no_tz),
+        "tick without either (before #14)": replace(tick, fields=no_tz, rules=()),
+    }
+    print(f"\n### record rules: {', '.join(r.name for r in tick.rules)}")
+    print("\n| bad | variant | rec/CPU-s | time vs without either |\n|---|---|---|---|")
+    for bad in (0.01, 0.10):
+        payloads, _ = make_payloads(records, bad)
+        verifiers = {name: DataSchemaContractVerifier(c) for name, c in variants.items()}
+        cases: list[tuple[str, Callable[[], object], int]] = [
+            (name, functools.partial(v.validate_payloads, payloads), records)
+            for name, v in verifiers.items()
+        ]
+        rates = best_rates(cases, repeat)
+        base = rates[-1]
+        for (name, _, _), rate in zip(cases, rates, strict=True):
+            cost = base / rate - 1
+            print(f"| {bad:.0%} | {name} | {rate / 1e6:.2f} M | {cost:+.1%} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--rules-cost", action="store_true", help="only the cost of the tick contract's rules"
+    )
     args = parser.parse_args()
+    if args.rules_cost:
+        rules_cost(args.records, args.repeat)
+        return
     tick = load_contract(TICK)
     no_datetime = SchemaContract(
         "tick_no_ts", tuple(s for s in tick.fields if s.expected_type is not datetime)
@@ -365,6 +403,7 @@ def main() -> None:
     print("\n| variant | `validate_payloads` vs `orjson.loads` |\n|---|---|")
     for name, ratio in summary:
         print(f"| {name} | {ratio:.2f} |")
+    rules_cost(args.records, args.repeat)
 
 
 if __name__ == "__main__":

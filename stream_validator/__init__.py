@@ -5,6 +5,8 @@ The public API is listed in ``__all__``; everything else is internal.
 
 from stream_validator.contracts import (
     FieldSpec,
+    RuleAction,
+    RuleSpec,
     SchemaContract,
     check_contract,
     contract_from_mapping,
@@ -37,6 +39,8 @@ __all__ = [
     "DecodeError",
     "FieldSpec",
     "QuarantinedRecord",
+    "RuleAction",
+    "RuleSpec",
     "SchemaContract",
     "SchemaContractValidationReport",
     "StreamValidatorError",

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from datetime import datetime
 
+from stream_validator.contracts.expr import check_rule
 from stream_validator.contracts.model import (
     NUMERIC_TYPES,
     SUPPORTED_TYPES,
@@ -12,9 +14,11 @@ from stream_validator.contracts.model import (
     SchemaContract,
     type_name,
 )
-from stream_validator.errors import ContractError
+from stream_validator.contracts.rulespec import RuleSpec
+from stream_validator.errors import ContractError, RuleError
 
 MAX_NAME_CHARS = 100
+MAX_SKEW_S = 100 * 365 * 86400  # keeps now ± window inside datetime's range
 
 
 def _preview(value: object) -> str:
@@ -61,6 +65,50 @@ def field_problems(spec: object) -> list[str]:
         problems.append(f"{label}: min_value {lo!r} is greater than max_value {hi!r}")
     if spec.allow_non_finite and spec.expected_type is not float:
         problems.append(f"{label}: allow_non_finite applies to float fields only")
+    problems.extend(_time_problems(spec, label))
+    return problems
+
+
+def _time_problems(spec: FieldSpec, label: str) -> list[str]:
+    problems: list[str] = []
+    if not isinstance(spec.require_timezone, bool):
+        problems.append(f"{label}: require_timezone must be True or False")
+    elif spec.require_timezone and spec.expected_type is not datetime:
+        problems.append(f"{label}: require_timezone applies to datetime fields only")
+    for name in ("max_future_s", "max_age_s"):
+        seconds = getattr(spec, name)
+        if seconds is None:
+            continue
+        if spec.expected_type is not datetime:
+            problems.append(f"{label}: {name} applies to datetime fields only")
+        elif not _is_number(seconds) or not math.isfinite(seconds) or seconds < 0:
+            problems.append(f"{label}: {name} must be a finite number >= 0, got {seconds!r}")
+        elif seconds > MAX_SKEW_S:
+            problems.append(f"{label}: {name} must be at most {MAX_SKEW_S} (100 years)")
+    return problems
+
+
+def rule_problems(contract: SchemaContract) -> list[str]:
+    """Every reason the contract's rules do not fit it (rules built outside a file too)."""
+    rules: object = contract.rules
+    if not isinstance(rules, tuple):
+        return [f"rules must be a tuple of RuleSpec, got {type(rules).__name__}"]
+    types = {
+        spec.name: spec.expected_type for spec in contract.fields if isinstance(spec, FieldSpec)
+    }
+    problems: list[str] = []
+    seen: set[str] = set()
+    for index, rule in enumerate(rules):
+        if not isinstance(rule, RuleSpec):
+            problems.append(f"rules[{index}] must be a RuleSpec, got {type(rule).__name__}")
+            continue
+        if rule.name in seen:
+            problems.append(f"rules[{index}]: duplicate rule name {rule.name!r}")
+        seen.add(rule.name)
+        try:
+            check_rule(rule.expr, types)
+        except RuleError as exc:
+            problems.append(f"rules[{index}] ({rule.name}).check: {exc}")
     return problems
 
 
@@ -94,6 +142,7 @@ def contract_problems(contract: object) -> list[str]:
         problems.append(f"max_allowed_null_pct must be a number from 0 to 100, got {pct!r}")
     if not isinstance(contract.forbid_unknown_fields, bool):
         problems.append("forbid_unknown_fields must be True or False")
+    problems.extend(rule_problems(contract))
     return problems
 
 

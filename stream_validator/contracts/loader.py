@@ -14,13 +14,24 @@ Format (see README, "Contract files")::
         min_value: 1.0e-9           # inclusive, numeric fields only
         max_value: 1000000.0
         allow_non_finite: false     # float fields only
+      - name: event_ts
+        type: datetime
+        require_timezone: true      # datetime fields only: Z or +HH:MM required
+        max_future_s: 5             # datetime only: at most 5 s after the validation time
+        max_age_s: 86400            # datetime only: at most a day before it
+    rules:                          # optional, see contracts.rulespec
+      - name: crossed_book
+        check: "bid <= ask"
+        action: quarantine          # quarantine (default) | flag
+        description: bid above ask
 
 The file is decoded into the Structs below (msgspec: unknown keys and wrong types are errors,
 so a typo such as ``nulable`` cannot silently weaken a contract), keys written twice are
 found by the YAML reader, and the built contract goes through ``contract_problems``. A file's
 error lists every problem found: each duplicate key (with its lines), the first problem of
-the contract's own keys and of each field (with its path, e.g. ``fields[2].min_value``), or
-else every consistency problem. A YAML syntax error gives line and column only.
+the contract's own keys and of each field (with its path, e.g. ``fields[2].min_value``),
+every problem of the rules (``rules[1] (spread_band).check``), or else every consistency
+problem. A YAML syntax error gives line and column only.
 """
 
 from __future__ import annotations
@@ -33,7 +44,8 @@ from msgspec import Meta
 
 from stream_validator.contracts.check import contract_problems
 from stream_validator.contracts.model import SUPPORTED_TYPES, FieldSpec, SchemaContract
-from stream_validator.errors import ContractFileError, YamlFileError
+from stream_validator.contracts.rulespec import RuleSpec, parse_rules
+from stream_validator.errors import ContractFileError, RuleListError, YamlFileError
 from stream_validator.yamlfile import decode, read_yaml
 
 #: The names of SUPPORTED_TYPES (a test keeps the two equal).
@@ -51,6 +63,9 @@ class FieldDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     min_value: Number | None = None
     max_value: Number | None = None
     allow_non_finite: bool = False
+    require_timezone: bool = False
+    max_future_s: Number | None = None
+    max_age_s: Number | None = None
     description: str = ""
 
 
@@ -63,6 +78,8 @@ class ContractDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     description: str = ""
     max_allowed_null_pct: Number = 1.0
     forbid_unknown_fields: bool = False
+    # Read by parse_rules, which names each problem with its rules[i] path.
+    rules: list[Any] | None = None
 
 
 def load_contract(path: str | Path) -> SchemaContract:
@@ -88,14 +105,22 @@ def _build(document: object, source: str, problems: list[str]) -> SchemaContract
     head = _decode(document, ContractDoc, (), problems)
     raw_fields = head.fields if head else _follow_fields(document)
     specs = [_decode(document, FieldDoc, ("fields", i), problems) for i in range(len(raw_fields))]
+    fields = tuple(_spec(doc) for doc in specs if doc is not None)
+    rules: tuple[RuleSpec, ...] = ()
+    if head is not None:
+        try:
+            rules = parse_rules(head.rules, {spec.name: spec.expected_type for spec in fields})
+        except RuleListError as exc:
+            problems.extend(exc.problems)
     if head is not None and not problems:
         contract = SchemaContract(
             name=head.name,
-            fields=tuple(_spec(doc) for doc in specs if doc is not None),
+            fields=fields,
             max_allowed_null_pct=head.max_allowed_null_pct,
             forbid_unknown_fields=head.forbid_unknown_fields,
             version=str(head.version),
             description=head.description,
+            rules=rules,
         )
         problems.extend(contract_problems(contract))
         if not problems:
@@ -125,4 +150,7 @@ def _spec(doc: FieldDoc) -> FieldSpec:
         min_value=doc.min_value,
         max_value=doc.max_value,
         allow_non_finite=doc.allow_non_finite,
+        require_timezone=doc.require_timezone,
+        max_future_s=doc.max_future_s,
+        max_age_s=doc.max_age_s,
     )

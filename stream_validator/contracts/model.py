@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from stream_validator.contracts.rulespec import RuleSpec
+
 #: The Python types a field may declare, keyed by the name contract files use.
 SUPPORTED_TYPES: dict[str, type] = {
     "float": float,
@@ -37,6 +39,10 @@ class FieldSpec:
     ``min_value``/``max_value`` are inclusive and apply to numeric fields only.
     ``allow_non_finite`` lets NaN/±Inf through a float field (NaN then skips the
     bounds, ±Inf is compared like any number).
+
+    Datetime fields only: ``require_timezone`` rejects a value without a UTC offset
+    (``Z`` or ``±HH:MM``); ``max_future_s``/``max_age_s`` bound the value against the
+    time of validation (when the caller gives one; a naive value is read as UTC).
     """
 
     name: str
@@ -45,6 +51,14 @@ class FieldSpec:
     min_value: float | int | None = None
     max_value: float | int | None = None
     allow_non_finite: bool = False
+    require_timezone: bool = False
+    max_future_s: float | int | None = None
+    max_age_s: float | int | None = None
+
+    @property
+    def has_skew_window(self) -> bool:
+        """True when the value is bounded against the time of validation."""
+        return self.max_future_s is not None or self.max_age_s is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +67,8 @@ class SchemaContract:
 
     ``max_allowed_null_pct`` is a percentage on a 0-100 scale applied per nullable
     field over a batch; ``forbid_unknown_fields`` quarantines records carrying
-    undeclared fields instead of only reporting them as drift.
+    undeclared fields instead of only reporting them as drift. ``rules`` are the
+    record rules (``RuleSpec``), checked on records whose fields passed their own checks.
     """
 
     name: str
@@ -62,13 +77,15 @@ class SchemaContract:
     forbid_unknown_fields: bool = False
     version: str = "1"
     description: str = field(default="", compare=False)
+    rules: tuple[RuleSpec, ...] = ()
 
     def __post_init__(self) -> None:
         # Accept any iterable (lists are the natural literal) but store a tuple so
         # the contract stays immutable after the verifier has checked it.
-        fields: object = self.fields
-        if isinstance(fields, Iterable) and not isinstance(fields, tuple | str | bytes):
-            object.__setattr__(self, "fields", tuple(fields))
+        for name in ("fields", "rules"):
+            value: object = getattr(self, name)
+            if isinstance(value, Iterable) and not isinstance(value, tuple | str | bytes):
+                object.__setattr__(self, name, tuple(value))
 
     @property
     def field_names(self) -> tuple[str, ...]:

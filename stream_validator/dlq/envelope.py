@@ -6,7 +6,8 @@ Version 1 fields (see README, "DLQ records")::
     envelope_version  1
     contract          {"name", "version"}
     route             route name
-    violations        [{"field", "kind", "message"}]
+    violations        [{"field", "kind", "message"}], plus "rule" (the contract's rule
+                      name) on a rule_violation
     violation_reason  every message joined by "; "
     payload           original value as text (payload_encoding "utf-8"), base64
                       ("base64"), or null for a tombstone (payload_encoding null)

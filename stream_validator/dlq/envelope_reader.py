@@ -189,10 +189,7 @@ def _envelope(doc: Mapping[str, Any]) -> Parsed:
         timestamp_type=_int(source.get("timestamp_type", 0)),
     )
     contract = doc["contract"]
-    violations = tuple(
-        Violation(_optional_str(v["field"]), _str(v["kind"]), _str(v["message"]))
-        for v in _list(doc["violations"])
-    )
+    violations = tuple(map(_violation, _list(doc["violations"])))
     replay_count = _int(doc.get("replay_count", 0))
     if replay_count < 0:
         raise ValueError("replay_count is negative")
@@ -249,8 +246,7 @@ def _from_headers(record: SourceRecord) -> Parsed:
         timestamp_type=number("source.timestamp.type"),
     )
     violations = tuple(
-        Violation(_optional_str(v["field"]), _str(v["kind"]), _str(v["message"]))
-        for v in _list(decode_json(fields[HEADER_PREFIX + "violations"] or b""))
+        map(_violation, _list(decode_json(fields[HEADER_PREFIX + "violations"] or b"")))
     )
     return Envelope(
         text("contract"),
@@ -259,6 +255,19 @@ def _from_headers(record: SourceRecord) -> Parsed:
         violations,
         original,
         max(number("replay.count"), replayed_count(original_headers)),
+    )
+
+
+def _violation(item: object) -> Violation:
+    """One listed violation; ``rule`` is optional (absent before record rules existed)."""
+    if not isinstance(item, dict):
+        raise TypeError(f"a violation must be an object, got {type(item).__name__}")
+    v = item
+    return Violation(
+        _optional_str(v["field"]),
+        _str(v["kind"]),
+        _str(v["message"]),
+        _optional_str(v.get("rule")),
     )
 
 

@@ -11,7 +11,8 @@ key, value and headers, byte for byte, followed by the envelope's fields as head
                              as on every DLQ record
     sv.dlq.source.timestamp  epoch ms (no value when the source had none)
     sv.dlq.source.timestamp.type
-    sv.dlq.violations        the envelope's violations as a JSON list
+    sv.dlq.violations        the envelope's violations as a JSON list (each with ``rule``
+                             when it is a rule_violation)
     sv.dlq.violations.omitted  present when only the first 50 are listed
     sv.dlq.consumer.group, sv.dlq.validator.version, sv.dlq.validated.at
     sv.dlq.payload.length, sv.dlq.payload.sha256   (absent for a tombstone)
@@ -48,7 +49,9 @@ def build_headers_form(
 ) -> DlqRecord | None:
     """The headers-form DLQ record, or None when even it exceeds ``budget`` bytes."""
     short = [
-        Violation(None if v.field is None else v.field[:_MAX_TEXT], v.kind, v.message[:_MAX_TEXT])
+        Violation(
+            None if v.field is None else v.field[:_MAX_TEXT], v.kind, v.message[:_MAX_TEXT], v.rule
+        )
         for v in violations[:_MAX_VIOLATIONS]
     ]
     for shown in (violations, short):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 from stream_validator.config.settings import RouteConfig
@@ -77,6 +78,8 @@ class BatchPlan:
             "violations_by_kind": _by(violations, 1),
             "violations_by_field": by_field,
             "violations_by_field_left_out": fields_left_out,
+            # Rule names are declared in the contract (a closed set), never payload-derived.
+            "flagged_by_rule": dict(report.flagged_counts),
             "null_rates": report.null_rates,
             "null_breach_fields": report.null_breach_fields,
             "null_ceiling_action": self.null_ceiling_action,
@@ -89,7 +92,14 @@ class BatchPlan:
 class RouteProcessor:
     """Validates a route's micro-batches and plans clean and DLQ outputs."""
 
-    __slots__ = ("_consumer_group", "_max_message_bytes", "_validator_version", "route", "verifier")
+    __slots__ = (
+        "_consumer_group",
+        "_max_message_bytes",
+        "_skew_windows",
+        "_validator_version",
+        "route",
+        "verifier",
+    )
 
     def __init__(
         self,
@@ -106,6 +116,7 @@ class RouteProcessor:
         self._consumer_group = consumer_group
         self._validator_version = validator_version
         self._max_message_bytes = max_message_bytes
+        self._skew_windows = any(spec.has_skew_window for spec in route.contract.fields)
 
     def plan(
         self,
@@ -121,7 +132,10 @@ class RouteProcessor:
         forwarding it would drop its headers silently.
         """
         route = self.route
-        report = self.verifier.validate_payloads([r.value for r in records])
+        # The skew windows are measured from the time this batch is validated: the same
+        # clock reading the DLQ envelope's validated_at records.
+        now = datetime.fromisoformat(validated_at) if self._skew_windows else None
+        report = self.verifier.validate_payloads([r.value for r in records], now=now)
         dlq_violations: dict[int, list[Violation]] = {
             q.index: q.violations for q in report.quarantined_records
         }

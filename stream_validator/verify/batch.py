@@ -12,6 +12,7 @@ import copy
 import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -39,8 +40,12 @@ class BatchAccumulator:
     """Validates records one at a time and builds the batch report at the end."""
 
     __slots__ = (
+        "_bounds",
+        "_checks",
+        "_checks_on",
         "_error_logged",
         "_fast_check",
+        "_flagged",
         "_inspector",
         "_keep",
         "_native",
@@ -57,8 +62,19 @@ class BatchAccumulator:
         "_violation_counts",
     )
 
-    def __init__(self, verifier: DataSchemaContractVerifier, *, keep_records: bool) -> None:
+    def __init__(
+        self,
+        verifier: DataSchemaContractVerifier,
+        *,
+        keep_records: bool,
+        now: datetime | None = None,
+    ) -> None:
         self._verifier = verifier
+        self._checks = verifier._checks
+        self._bounds = self._checks.bounds(now)
+        # None when no record could fail or be flagged by a rule or a skew window.
+        self._checks_on = self._checks.active(now)
+        self._flagged: Counter[str] = Counter()
         self._inspector = verifier._inspector
         self._fast_check = verifier._fast_check
         self._native = verifier._native
@@ -83,10 +99,11 @@ class BatchAccumulator:
             return self._quarantine(index, _snapshot(record), [_not_a_mapping(record)])
         try:
             clean = self._fast_check(record)
-            if clean is not FAIL:
+            if clean is not FAIL and not self._checks_on:
                 return self._accept(index, record, clean)
             violations, nulls, unknown = self._inspector.inspect(record)
-            return self._settle(index, record, _snapshot, violations, nulls, unknown)
+            violations, flagged = self._record_checks(record, violations)
+            return self._settle(index, record, _snapshot, violations, nulls, unknown, flagged)
         except Exception as exc:  # one record never aborts the batch
             if type(record) is dict:
                 return self._validator_error(index, _snapshot(record), exc)
@@ -117,7 +134,7 @@ class BatchAccumulator:
             if native is not None:
                 nulls = [0] * len(self._null_counts)
                 try:
-                    declined = native.screen(part, nulls)
+                    declined = native.screen(part, nulls, self._bounds)
                 except Exception as exc:  # defence in depth: the full rules take the chunk
                     self._log_error("fast path", exc)
                 else:
@@ -205,7 +222,7 @@ class BatchAccumulator:
         if type(record) is not dict:
             return self._quarantine(index, payload, [_not_a_mapping(record)])
         # Records the native fast path declined are nearly all bad: go straight to the rules.
-        if self._native is None:
+        if self._native is None and not self._checks_on:
             clean = self._fast_check(record)
             if clean is not FAIL and (
                 no_duplicates_possible(payload, len(record)) or not duplicate_keys(payload)
@@ -217,12 +234,22 @@ class BatchAccumulator:
         duplicates = _duplicates(payload, record)
         if duplicates:
             violations = [_duplicate_key(key) for key in duplicates] + (violations or [])
+        violations, flagged = self._record_checks(record, violations)
         if unknown:
             self._unknown.update(unknown)
         if violations is not None:
             return self._quarantine(index, payload, violations)
+        self._flagged.update(flagged)
         # A valid payload is kept as bytes: valid_records decodes it again on access.
         return self._accept(index, payload, nulls)
+
+    def _record_checks(
+        self, record: Mapping[Any, Any], violations: list[Violation] | None
+    ) -> tuple[list[Violation] | None, list[str]]:
+        """The rules and skew windows, on the fields that passed their own checks."""
+        if not self._checks_on:
+            return violations, []
+        return self._checks.check(record, violations, self._bounds)
 
     def _log_error(self, where: str, exc: Exception) -> None:
         if not self._error_logged:
@@ -242,11 +269,13 @@ class BatchAccumulator:
         violations: list[Violation] | None,
         nulls: list[int] | None,
         unknown: list[str] | None,
+        flagged: list[str],
     ) -> QuarantinedRecord | None:
         if unknown:
             self._unknown.update(unknown)
         if violations is not None:
             return self._quarantine(index, snapshot(record), violations)
+        self._flagged.update(flagged)
         return self._accept(index, record, nulls or ())
 
     def _accept(self, index: int, record: Any, nulls: Any) -> QuarantinedRecord | None:
@@ -306,6 +335,7 @@ class BatchAccumulator:
             null_counts=dict(zip(self._inspector.nullable_names, self._null_counts, strict=True)),
             valid_count=self._valid_count,
             quarantined_count=self._quarantined_count,
+            flagged_counts=Counter(self._flagged),
         )
 
 

@@ -33,6 +33,13 @@ def _iso(text: str) -> bool:
     return True
 
 
+def _iso_tz(text: str) -> bool:
+    try:
+        return datetime.fromisoformat(text).utcoffset() is not None
+    except ValueError:
+        return False
+
+
 def _field_lines(i: int, spec: FieldSpec, slot: int, ns: dict[str, Any]) -> list[str]:
     ns[f"n{i}"], ns[f"lo{i}"], ns[f"hi{i}"] = spec.name, spec.min_value, spec.max_value
     lines = [f"v = get(n{i}, MISSING)"]
@@ -54,14 +61,17 @@ def _field_lines(i: int, spec: FieldSpec, slot: int, ns: dict[str, Any]) -> list
     elif tp is bool:
         body += ["if v is not True and v is not False:", "    return FAIL"]
     else:  # datetime
+        tz = spec.require_timezone
         body += [
             "t = type(v)",
             "if t is str_:",
-            "    if not iso(v):",
+            f"    if not {'iso_tz' if tz else 'iso'}(v):",
             "        return FAIL",
             "elif t is not datetime_:",
             "    return FAIL",
         ]
+        if tz:
+            body += ["elif v.utcoffset() is None:", "    return FAIL"]
     if spec.min_value is not None:
         body += [f"if v < lo{i}:", "    return FAIL"]
     if spec.max_value is not None:
@@ -79,6 +89,7 @@ def compile_fast_check(contract: SchemaContract) -> FastCheck:
         "str_": str,
         "datetime_": datetime,
         "iso": _iso,
+        "iso_tz": _iso_tz,
         "len_": len,
         "NFIELDS": len(contract.fields),
     }

@@ -40,7 +40,6 @@ Where msgspec and the rules could differ, the fast path is kept stricter:
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from operator import attrgetter, itemgetter
@@ -49,17 +48,18 @@ from typing import Annotated, Any, Final
 import msgspec
 
 from stream_validator.codec import NativeDecodeError, typed_decoder
-from stream_validator.codec import encode_json as _encode_json
 from stream_validator.contracts.model import FieldSpec, SchemaContract
 from stream_validator.verify import window
 from stream_validator.verify.dupkeys import duplicate_keys
+from stream_validator.verify.nativetime import DatetimeField, bad_datetimes, is_aware_iso, is_iso
+from stream_validator.verify.recordchecks import Bounds, RecordChecks
+from stream_validator.verify.structrules import compile_post_init
 
 #: Payloads per screened chunk: large enough that the per-chunk work is amortized, small
 #: enough that the framed copy stays small (a few hundred KB).
 CHUNK: Final = 256
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
-_ELEMENT: Final = re.compile(r"at `\$\[(\d+)\]")
 _first = itemgetter(0)
 
 
@@ -92,7 +92,7 @@ def _field_type(spec: FieldSpec, native_datetimes: bool) -> Any:
     if spec.expected_type is bool:
         tp = bool
     elif spec.expected_type is datetime and native_datetimes:
-        tp = datetime
+        tp = Annotated[datetime, msgspec.Meta(tz=True)] if spec.require_timezone else datetime
     elif spec.expected_type is str or spec.expected_type is datetime:
         tp = str
     elif spec.expected_type is int:
@@ -115,21 +115,11 @@ def _null_probe(contract: SchemaContract) -> bytes | None:
     return None
 
 
-def _iso_or_none(value: str | None) -> bool:
-    return value is None or _is_iso(value)
-
-
-def _is_iso(text: str) -> bool:
-    try:
-        datetime.fromisoformat(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _record_struct(contract: SchemaContract, *, native_datetimes: bool) -> Any:
-    """The Struct of one record, with datetime fields parsed natively or kept as str."""
+    """The Struct of one record, with datetime fields parsed natively or kept as str, and
+    the contract's rules as its ``__post_init__`` (``structrules``)."""
     names = [f"f{i}" for i in range(len(contract.fields))]
+    post_init = compile_post_init(contract)
     try:
         return msgspec.defstruct(
             "Record",
@@ -138,6 +128,7 @@ def _record_struct(contract: SchemaContract, *, native_datetimes: bool) -> Any:
                 for n, s in zip(names, contract.fields, strict=True)
             ],
             rename=dict(zip(names, contract.field_names, strict=True)),
+            namespace={} if post_init is None else {"__post_init__": post_init},
             forbid_unknown_fields=True,
             gc=False,
         )
@@ -149,12 +140,13 @@ class NativeCheck:
     """Screens chunks of payloads; what it declines goes to the full rules."""
 
     __slots__ = (
+        "_checks",
         "_datetimes",
-        "_decode_datetimes",
         "_decode_one",
         "_decode_rows",
         "_decode_text_rows",
         "_fields",
+        "_getters",
         "_null_probe",
         "_nullables",
         "_z_keys",
@@ -183,30 +175,42 @@ class NativeCheck:
         names = [f"f{i}" for i in range(len(contract.fields))]
         slots = [n for n, s in zip(names, contract.fields, strict=True) if s.is_nullable]
         self._nullables: tuple[Callable[[Any], Any], ...] = tuple(map(attrgetter, slots))
-        self._decode_datetimes = typed_decoder(list[datetime | None])
-        self._datetimes: tuple[Callable[[Any], Any], ...] = tuple(
-            attrgetter(n)
+        aware = Annotated[datetime, msgspec.Meta(tz=True)]
+        self._datetimes = tuple(
+            DatetimeField(attrgetter(n), typed_decoder(list[aware | None]), is_aware_iso)
+            if s.require_timezone
+            else DatetimeField(attrgetter(n), typed_decoder(list[datetime | None]), is_iso)
             for n, s in zip(names, contract.fields, strict=True)
             if s.expected_type is datetime
         )
+        self._checks = RecordChecks(contract)
+        self._getters = {s.name: attrgetter(n) for n, s in zip(names, contract.fields, strict=True)}
         # 'z' bytes every payload holds in its keys (UTF-8 never uses 0x7a inside a
         # multi-byte character).
         self._z_keys = sum(name.encode().count(b"z") for name in contract.field_names)
 
-    def screen(self, part: Sequence[object], nulls: list[int]) -> list[int]:
-        """Positions in ``part`` the fast path declines, ascending; nulls of the rest added."""
+    def screen(
+        self, part: Sequence[object], nulls: list[int], bounds: tuple[Bounds, ...] = ()
+    ) -> list[int]:
+        """Positions in ``part`` the fast path declines, ascending; nulls of the rest added.
+
+        ``bounds``: the skew windows at the time of validation (``RecordChecks.bounds``);
+        rows a window might concern are declined too, like rows whose record rules do not
+        surely hold (the full rules decide them).
+        """
+        post = bounds or None  # the rules are checked in the decode (structrules)
         declined: list[int] = []
         n = len(part)
         if n == 0:
             return declined
         if list(map(type, part)).count(bytes) != n:
-            self._each(part, 0, n, nulls, declined)  # tombstones, non-bytes
+            self._each(part, 0, n, nulls, declined, post)  # tombstones, non-bytes
             return declined
         rows: list[bytes] = list(part)  # type: ignore[arg-type]
         framed = window.frame(rows)
         # The payloads together are no larger than the limit, or one by one they may be.
         if len(framed) > self.max_payload_bytes and max(map(len, rows)) > self.max_payload_bytes:
-            self._each(rows, 0, n, nulls, declined)  # oversized
+            self._each(rows, 0, n, nulls, declined, post)  # oversized
             return declined
         mean = len(framed) / n
         a, start = 0, window.FIRST  # the run being decoded: its first payload, where it starts
@@ -217,7 +221,7 @@ class NativeCheck:
             except NativeDecodeError as exc:
                 found = window.locate(str(exc), rows, a, start, mean)
                 if found is None:
-                    self._each(rows, a, n, nulls, declined)
+                    self._each(rows, a, n, nulls, declined, post)
                     return declined
                 f, f_start, last = found
                 if f > a:
@@ -225,13 +229,13 @@ class NativeCheck:
                     f_start = start + size
                     end = f_start - window.STEP
                     if not bracket:
-                        self._settle(framed, rows, a, f, start, end, None, nulls, declined)
+                        self._settle(framed, rows, a, f, start, end, None, nulls, declined, post)
                     else:
-                        self._prove(framed, rows, a, f, start, end, nulls, declined)
+                        self._prove(framed, rows, a, f, start, end, nulls, declined, post)
                 elif f_start < 0:
                     f_start = start
                 if last > f:  # near a syntax error: one at a time, the last to the rules
-                    self._each(rows, f, last, nulls, declined)
+                    self._each(rows, f, last, nulls, declined, post)
                     f_start += sum(map(len, rows[f:last])) + window.STEP * (last - f)
                 declined.append(last)  # almost surely bad: the rules will say
                 a, start = last + 1, f_start + len(rows[last]) + window.STEP
@@ -240,10 +244,10 @@ class NativeCheck:
                 run = window.resume(framed, start)
                 continue
             if len(decoded) != n - a:
-                self._each(rows, a, n, nulls, declined)
+                self._each(rows, a, n, nulls, declined, post)
             else:
                 end = len(framed) - len(window.CLOSE)
-                self._settle(framed, rows, a, n, start, end, decoded, nulls, declined)
+                self._settle(framed, rows, a, n, start, end, decoded, nulls, declined, post)
             return declined
 
     def _prove(
@@ -256,6 +260,7 @@ class NativeCheck:
         hi: int,
         nulls: list[int],
         declined: list[int],
+        post: tuple[Bounds, ...] | None,
     ) -> None:
         """Decode rows[a:b] (framed[lo:hi]) again, as a run of their own."""
         try:
@@ -263,9 +268,9 @@ class NativeCheck:
         except NativeDecodeError:
             decoded = []
         if len(decoded) != b - a:
-            self._each(rows, a, b, nulls, declined)
+            self._each(rows, a, b, nulls, declined, post)
         else:
-            self._settle(framed, rows, a, b, lo, hi, decoded, nulls, declined)
+            self._settle(framed, rows, a, b, lo, hi, decoded, nulls, declined, post)
 
     def _settle(
         self,
@@ -278,6 +283,7 @@ class NativeCheck:
         decoded: list[tuple[Any]] | None,
         nulls: list[int],
         declined: list[int],
+        post: tuple[Bounds, ...] | None,
     ) -> None:
         """Rows a..b-1 decoded (their Structs in ``decoded`` when at hand) from framed[lo:hi]:
         decline the duplicate keys and dubious datetimes among them, count the rest's nulls."""
@@ -293,7 +299,13 @@ class NativeCheck:
         if self._datetimes and not self._datetimes_sure(framed, lo, hi, b - a):
             # The native parser may have taken a lowercase 'z': parse the strings again.
             structs = list(map(_first, self._decode_text_rows(window.run_bytes(framed, lo, hi))))
-            bad.update(a + i for i in self._bad_datetimes(structs))
+            bad.update(a + i for i in bad_datetimes(self._datetimes, structs))
+        if post is not None:
+            if structs is None:
+                structs = list(
+                    map(_first, self._decode_text_rows(window.run_bytes(framed, lo, hi)))
+                )
+            bad.update(a + i for i in self._checks.screen(structs, self._getters, post))
         probe = self._null_probe
         if self._nullables and (probe is None or framed.find(probe, lo, hi) >= 0):
             if structs is None:
@@ -316,33 +328,14 @@ class NativeCheck:
         # Every payload there decoded, so it holds each declared key, unescaped.
         return framed.count(b"z", lo, hi) == count * self._z_keys
 
-    def _bad_datetimes(self, structs: list[Any]) -> list[int]:
-        bad: list[int] = []
-        for getter in self._datetimes:
-            values = list(map(getter, structs))
-            if "z" in "".join([v for v in values if v is not None]):
-                bad.extend(i for i, v in enumerate(values) if v is not None and not _is_iso(v))
-                continue
-            start = 0
-            while start < len(values):
-                try:
-                    self._decode_datetimes(_encode_json(values[start:]))
-                    break
-                except (NativeDecodeError, TypeError) as exc:  # TypeError: not encodable
-                    match = _ELEMENT.search(str(exc))
-                    if match is None:  # cannot tell which: ask fromisoformat about each
-                        bad.extend(
-                            i for i in range(start, len(values)) if not _iso_or_none(values[i])
-                        )
-                        break
-                    failed = start + int(match.group(1))
-                    if not _iso_or_none(values[failed]):
-                        bad.append(failed)
-                    start = failed + 1
-        return bad
-
     def _each(
-        self, part: Sequence[object], lo: int, hi: int, nulls: list[int], declined: list[int]
+        self,
+        part: Sequence[object],
+        lo: int,
+        hi: int,
+        nulls: list[int],
+        declined: list[int],
+        post: tuple[Bounds, ...] | None,
     ) -> None:
         """One payload at a time (no framing): for chunks that cannot be decoded at once."""
         for i in range(lo, hi):
@@ -356,8 +349,10 @@ class NativeCheck:
             except NativeDecodeError:
                 declined.append(i)
                 continue
-            if (payload.count(b",") != self._fields - 1 and duplicate_keys(payload)) or (
-                self._datetimes and self._bad_datetimes([struct])
+            if (
+                (payload.count(b",") != self._fields - 1 and duplicate_keys(payload))
+                or (self._datetimes and bad_datetimes(self._datetimes, [struct]))
+                or (post is not None and self._checks.screen([struct], self._getters, post))
             ):
                 declined.append(i)
                 continue

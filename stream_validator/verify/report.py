@@ -28,6 +28,11 @@ class ViolationKind(StrEnum):
     DUPLICATE_KEY = "duplicate_key"
     #: Checking the record raised unexpectedly; the record is quarantined, not the batch.
     VALIDATOR_ERROR = "validator_error"
+    #: A record rule with action ``quarantine`` does not hold; ``rule`` names it.
+    RULE_VIOLATION = "rule_violation"
+    #: A datetime field is outside its skew window (``max_future_s``/``max_age_s``)
+    #: around the time of validation.
+    TIMESTAMP_OUT_OF_RANGE = "timestamp_out_of_range"
     #: Set by the streaming service when a route quarantines a whole batch on a
     #: null-ceiling breach; the verifier itself never emits it.
     NULL_CEILING_BREACH = "null_ceiling_breach"
@@ -38,15 +43,20 @@ class ViolationKind(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Violation:
-    """One broken rule: which field (None for record-level problems), a stable kind, a message."""
+    """One broken check: which field (None for record-level problems), a stable kind, a
+    message, and for ``rule_violation`` the contract's name of the rule."""
 
     field: str | None
     kind: str
     message: str
+    rule: str | None = None
 
     def as_dict(self) -> dict[str, str | None]:
-        """The JSON-ready form used in DLQ entries."""
-        return {"field": self.field, "kind": str(self.kind), "message": self.message}
+        """The JSON-ready form used in DLQ entries (``rule`` only when set)."""
+        out = {"field": self.field, "kind": str(self.kind), "message": self.message}
+        if self.rule is not None:
+            out["rule"] = self.rule
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +136,8 @@ class SchemaContractValidationReport:
     fields whose rate is above the contract's ``max_allowed_null_pct``.
     ``valid_indices[i]`` is the batch position of ``valid_records[i]``, which lets a
     caller of ``validate_payloads`` forward the original bytes unchanged.
+    ``flagged_counts`` counts, per rule with action ``flag``, the valid records that
+    broke it (they are in ``valid_records``; a quarantined record is not counted there).
     """
 
     contract_name: str
@@ -142,6 +154,7 @@ class SchemaContractValidationReport:
     null_counts: dict[str, int] = field(default_factory=dict)
     valid_count: int = -1
     quarantined_count: int = -1
+    flagged_counts: Counter[str] = field(default_factory=Counter)
 
     def __post_init__(self) -> None:
         # Counts default to the list lengths; the streaming CLI keeps counts only.
@@ -184,6 +197,7 @@ class SchemaContractValidationReport:
             "quarantined": self.quarantined_count,
             "violations_by_kind": self.counts_by_kind(),
             "violations_by_field": self.counts_by_field(),
+            "flagged_by_rule": dict(self.flagged_counts),
             "null_rates": self.null_rates,
             "null_breach_fields": self.null_breach_fields,
             "max_allowed_null_pct": self.max_allowed_null_pct,

@@ -38,6 +38,7 @@ class _Rule(NamedTuple):
     allow_non_finite: bool
     label: str
     slot: int  # index into the nullable-field counters, -1 when not nullable
+    require_tz: bool = False
 
 
 def _compile(spec: FieldSpec, slot: int) -> _Rule:
@@ -48,8 +49,9 @@ def _compile(spec: FieldSpec, slot: int) -> _Rule:
         spec.min_value,
         spec.max_value,
         spec.allow_non_finite,
-        type_name(spec.expected_type),
+        type_name(spec.expected_type) + (" with a UTC offset" if spec.require_timezone else ""),
         slot,
+        spec.require_timezone,
     )
 
 
@@ -59,6 +61,14 @@ def _is_iso_datetime(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _is_aware_iso_datetime(text: str) -> bool:
+    """``require_timezone``: what fromisoformat reads, with an offset (``Z``, ``+HH:MM``)."""
+    try:
+        return datetime.fromisoformat(text).utcoffset() is not None
+    except ValueError:
+        return False
 
 
 class RecordInspector:
@@ -152,7 +162,7 @@ def _check_field(
     rule: _Rule, value: object, violations: list[Violation] | None, nulls: list[int] | None
 ) -> tuple[list[Violation] | None, list[int] | None, int]:
     """The rules for one field's value (_MISSING when absent): (violations, nulls, missing)."""
-    name, code, nullable, lo, hi, allow_nf, label, slot = rule
+    name, code, nullable, lo, hi, allow_nf, label, slot, require_tz = rule
     if value is _MISSING:
         violations = _add(
             violations, name, ViolationKind.MISSING_FIELD, f"missing required field {name!r}"
@@ -196,7 +206,9 @@ def _check_field(
         elif code == _BOOL:
             ok = vtype is bool
         elif isinstance(value, datetime):
-            ok = True
+            ok = not require_tz or value.utcoffset() is not None
+        elif require_tz:
+            ok = isinstance(value, str) and _is_aware_iso_datetime(value)
         else:
             ok = isinstance(value, str) and _is_iso_datetime(value)
         if not ok:
@@ -230,6 +242,8 @@ def _clean(i: int, rule: _Rule) -> str:
         return "type(v) is str_"
     elif rule.code == _BOOL:
         return "(v is True or v is False)"
+    elif rule.require_tz:
+        return "((type(v) is str_ and iso_tz(v)) or (type(v) is datetime_ and aware(v)))"
     else:
         return "(type(v) is datetime_ or (type(v) is str_ and iso(v)))"
     if rule.lo is not None:
@@ -255,6 +269,8 @@ def _compile_inspect(
         "str_": str,
         "datetime_": datetime,
         "iso": _is_iso_datetime,
+        "iso_tz": _is_aware_iso_datetime,
+        "aware": _aware,
         "len_": len,
     }
     lines = [
@@ -280,6 +296,10 @@ def _compile_inspect(
     exec(code, ns)
     inspect: Callable[[Mapping[Any, Any]], Inspection] = ns["inspect"]
     return inspect
+
+
+def _aware(value: datetime) -> bool:
+    return value.utcoffset() is not None
 
 
 def _add(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from fractions import Fraction
 
 from stream_validator.contracts.check import check_contract
@@ -10,6 +11,7 @@ from stream_validator.contracts.model import SchemaContract
 from stream_validator.verify.batch import BatchAccumulator
 from stream_validator.verify.fastpath import compile_fast_check
 from stream_validator.verify.native import NativeCheck, UnsupportedContract
+from stream_validator.verify.recordchecks import RecordChecks
 from stream_validator.verify.report import SchemaContractValidationReport
 from stream_validator.verify.rules import RecordInspector
 
@@ -27,6 +29,7 @@ class DataSchemaContractVerifier:
 
     __slots__ = (
         "_ceiling",
+        "_checks",
         "_fast_check",
         "_inspector",
         "_native",
@@ -51,6 +54,7 @@ class DataSchemaContractVerifier:
         self.contract = contract
         self.max_payload_bytes = max_payload_bytes
         self._inspector = RecordInspector(contract)
+        self._checks = RecordChecks(contract)
         self._fast_check = compile_fast_check(contract)
         # fast_path=False: the full rules only (the reference in the differential test).
         self._native: NativeCheck | None = None
@@ -63,25 +67,35 @@ class DataSchemaContractVerifier:
         # breach because of binary floating point (e.g. 0.3).
         self._ceiling = Fraction(repr(float(contract.max_allowed_null_pct)))
 
-    def validate_batch(self, records: Iterable[object]) -> SchemaContractValidationReport:
-        """Validate already-decoded records (mappings expected)."""
-        batch = self.start_batch()
+    def validate_batch(
+        self, records: Iterable[object], *, now: datetime | None = None
+    ) -> SchemaContractValidationReport:
+        """Validate already-decoded records (mappings expected); ``now`` as below."""
+        batch = self.start_batch(now=now)
         for record in records:
             batch.add_record(record)
         return batch.finish()
 
     def validate_payloads(
-        self, payloads: Sequence[bytes | bytearray | memoryview | None]
+        self,
+        payloads: Sequence[bytes | bytearray | memoryview | None],
+        *,
+        now: datetime | None = None,
     ) -> SchemaContractValidationReport:
         """Validate raw Kafka values: decode each as JSON, then validate it.
 
         ``raw_payload`` of a quarantined record is the original bytes; ``valid_records``
         decodes the valid ones on access, and ``valid_indices`` points back at their bytes.
+        ``now`` is the time of validation the skew windows (``max_future_s``,
+        ``max_age_s``) are measured from (naive: UTC); None skips them. The verifier
+        reads no clock: the caller's clock decides.
         """
-        batch = self.start_batch()
+        batch = self.start_batch(now=now)
         batch.add_payloads(payloads)
         return batch.finish()
 
-    def start_batch(self, *, keep_records: bool = True) -> BatchAccumulator:
+    def start_batch(
+        self, *, keep_records: bool = True, now: datetime | None = None
+    ) -> BatchAccumulator:
         """An incremental batch; with keep_records=False only counts are kept (flat memory)."""
-        return BatchAccumulator(self, keep_records=keep_records)
+        return BatchAccumulator(self, keep_records=keep_records, now=now)

@@ -18,6 +18,8 @@ def test_public_api_names() -> None:
         "QuarantinedRecord",
         "SchemaContractValidationReport",
         "Violation",
+        "RuleSpec",
+        "RuleAction",
     ):
         assert name in stream_validator.__all__
         assert hasattr(stream_validator, name)

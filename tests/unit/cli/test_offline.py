@@ -131,7 +131,7 @@ def test_summary_bounds_payload_derived_names(tmp_path: Path, make_tick: TickFac
 def test_batch_size_scopes_the_null_ceiling(make_tick: TickFactory) -> None:
     """With --batch-size the null ceiling is judged per batch: one bad batch fails the run."""
     verifier = DataSchemaContractVerifier(load_contract(TICK))
-    data = jsonl(*(make_tick(i, bid=None if i == 150 else 190.0) for i in range(300)))
+    data = jsonl(*(make_tick(i, bid=None if i == 150 else 99.5) for i in range(300)))
     whole = validate_jsonl(verifier, io.BytesIO(data))
     assert whole.is_valid  # 1 null in 300 = 0.33% <= 1%
     batched = validate_jsonl(verifier, io.BytesIO(data), batch_size=50)

@@ -49,7 +49,8 @@ def test_unknown_keys_at_depth_are_listed(tmp_path: Path) -> None:
     text = HEAD + "  - {name: c, type: int, nulable: true, minimum: 0}\n"
     assert problems(tmp_path, text) == [
         "fields[2] (field 'c'): unknown key(s) minimum, nulable (allowed: allow_non_finite,"
-        " description, max_value, min_value, name, nullable, type)"
+        " description, max_age_s, max_future_s, max_value, min_value, name, nullable,"
+        " require_timezone, type)"
     ]
 
 
@@ -86,3 +87,44 @@ def test_contract_from_mapping_names_the_path_too() -> None:
 def test_the_type_names_of_the_file_are_the_supported_types() -> None:
     """The decoder's literal type names and SUPPORTED_TYPES cannot drift apart."""
     assert set(get_args(TypeLabel)) == set(SUPPORTED_TYPES)
+
+
+def test_rules_are_read_with_the_contract_field_types(tmp_path: Path) -> None:
+    """A rules list becomes RuleSpecs; action defaults to quarantine."""
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        HEAD
+        + "rules:\n  - {name: order, check: 'a <= b'}\n"
+        + "  - {name: band, check: 'b - a <= 0.05 * b', action: flag, description: wide}\n"
+    )
+    contract = load_contract(path)
+    assert [(r.name, r.action.value, r.canonical) for r in contract.rules] == [
+        ("order", "quarantine", "a <= b"),
+        ("band", "flag", "b - a <= 0.05 * b"),
+    ]
+    assert contract.rules[1].description == "wide"
+
+
+def test_rule_problems_name_the_file_and_the_rule_path(tmp_path: Path) -> None:
+    """Every bad rule is listed with its rules[i] path, beside the field problems."""
+    text = (
+        HEAD
+        + "  - {name: c, type: str, require_timezone: true}\n"
+        + "rules:\n  - {name: r1, check: 'a <= c'}\n  - {name: r2, check: 'a =< b'}\n"
+        + "  - {name: r3, check: 'a < b', action: drop}\n"
+    )
+    assert problems(tmp_path, text) == [
+        "rules[0] (r1).check: field 'c' at column 6 is str",
+        "rules compare int and float fields",
+        "rules[1] (r2).check: unexpected character '=' (use '==') at column 3",
+        "rules[2] (r3): 'action' must be quarantine or flag, got 'drop'",
+    ]
+
+
+def test_timestamp_options_on_a_non_datetime_field_name_it(tmp_path: Path) -> None:
+    """require_timezone on a str field is a consistency problem naming the field."""
+    text = HEAD + "  - {name: c, type: str, require_timezone: true, max_age_s: -1}\n"
+    assert problems(tmp_path, text) == [
+        "field 'c': require_timezone applies to datetime fields only",
+        "field 'c': max_age_s applies to datetime fields only",
+    ]

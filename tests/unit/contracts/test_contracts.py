@@ -242,3 +242,26 @@ def test_contract_name_and_version_fit_labels(name: str, version: str, needle: s
     """A name or version that cannot be a metric label is refused at setup, not at runtime."""
     with pytest.raises(ValueError, match=needle):
         DataSchemaContractVerifier(SchemaContract(name, [FieldSpec("a", int)], version=version))
+
+
+def test_market_data_contracts_ship_their_rules() -> None:
+    """The book and bar rules ship, and every datetime field requires an offset."""
+    expected = {
+        "tick": {"crossed_book": "quarantine", "locked_book": "flag", "spread_band": "flag"},
+        "orderbook_snapshot": {
+            "crossed_book": "quarantine",
+            "locked_book": "flag",
+            "bids_descending": "flag",
+            "asks_ascending": "flag",
+        },
+        "ohlcv_bar": {
+            "open_in_range": "quarantine",
+            "close_in_range": "quarantine",
+            "vwap_in_range": "flag",
+        },
+    }
+    for name, rules in expected.items():
+        contract = load_contract(REPO / "config" / "contracts" / f"{name}.yaml")
+        assert {r.name: r.action.value for r in contract.rules} == rules
+        datetimes = [s for s in contract.fields if s.expected_type is datetime]
+        assert datetimes and all(s.require_timezone for s in datetimes)

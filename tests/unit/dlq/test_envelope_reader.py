@@ -15,7 +15,8 @@ from stream_validator.dlq.envelope_reader import (
     parse_dlq_record,
     parse_envelope,
 )
-from tests.support.dlq import dlq_record, envelope_of, raw_dlq_record
+from stream_validator.verify import Violation, ViolationKind
+from tests.support.dlq import PRICE_BELOW_MIN, dlq_record, envelope_of, raw_dlq_record
 from tests.support.ticks import seed_tick
 
 
@@ -154,3 +155,22 @@ def test_dlq_document_describes_both_forms() -> None:
     assert headers_form is not None and headers_form["format"] == "headers"
     assert headers_form["violations"][0]["kind"] == "below_min"
     assert dlq_document(raw_dlq_record(b"\x00garbage")) is None
+
+
+CROSSED = Violation(
+    None, ViolationKind.RULE_VIOLATION, "rule 'crossed_book' does not hold", rule="crossed_book"
+)
+
+
+@pytest.mark.parametrize("max_bytes", [1_000_000, 2_000], ids=["envelope", "headers-form"])
+def test_rule_name_round_trips_in_both_forms(max_bytes: int) -> None:
+    """A rule_violation's ``rule`` is written in either form and parsed back; others have none."""
+    value = b"\x00" * 300 if max_bytes < 10_000 else None
+    record = dlq_record(value, violations=[CROSSED, PRICE_BELOW_MIN], max_bytes=max_bytes)
+    document = dlq_document(record)
+    assert document is not None
+    assert [v.get("rule") for v in document["violations"]] == ["crossed_book", None]
+    assert "rule" not in document["violations"][1]
+    parsed = parse_dlq_record(record)
+    assert isinstance(parsed, Envelope)
+    assert parsed.violations == (CROSSED, PRICE_BELOW_MIN)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from datetime import datetime, timedelta
 
+from stream_validator.contracts import load_contract
 from stream_validator.records import SourceRecord
 from stream_validator.service.pipeline import RouteProcessor
 from tests.support.flood import flood_plan
-from tests.support.ticks import TickFactory, tick_processor
+from tests.support.ticks import TICK_YAML, TickFactory, tick_processor
 
 
 def processor(policy: str = "alert") -> RouteProcessor:
@@ -125,3 +128,24 @@ def test_batch_event_cuts_long_and_unprintable_names(make_tick: TickFactory) -> 
         source([make_tick.json(0, **{long_key: 1, odd_key: 2})]), validated_at="t"
     )
     assert plan.event()["unknown_fields"] == ["a?b?c", "x" * 125 + "..."]
+
+
+def test_skew_windows_use_the_validation_time(make_tick: TickFactory) -> None:
+    """The pipeline measures max_age_s from validated_at: the same tick passes one day and
+    is quarantined as timestamp_out_of_range a day later."""
+    contract = load_contract(TICK_YAML)
+    timed = replace(
+        contract,
+        fields=tuple(
+            replace(spec, max_age_s=3600) if spec.name == "event_ts" else spec
+            for spec in contract.fields
+        ),
+    )
+    tick = make_tick.json(0)
+    event_ts = json.loads(tick)["event_ts"]
+    processor = tick_processor(contract=timed)
+    same_day = processor.plan(source([tick]), validated_at=event_ts)
+    day_later = (datetime.fromisoformat(event_ts) + timedelta(days=1)).isoformat()
+    late = processor.plan(source([tick]), validated_at=day_later)
+    assert [o.kind for o in same_day.outputs] == ["clean"]
+    assert [o.first_violation for o in late.outputs] == ["timestamp_out_of_range"]

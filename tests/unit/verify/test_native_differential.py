@@ -8,13 +8,13 @@ from __future__ import annotations
 import json
 import os
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stream_validator import DataSchemaContractVerifier, FieldSpec, SchemaContract
+from stream_validator import DataSchemaContractVerifier, FieldSpec, RuleSpec, SchemaContract
 
 EXAMPLES = int(os.environ.get("SV_DIFF_EXAMPLES", "10000"))
 
@@ -30,9 +30,33 @@ FIELDS = [
     FieldSpec("size_z", float, is_nullable=True, allow_non_finite=True, max_value=0),
 ]
 NAMES = [spec.name for spec in FIELDS]
+NOW = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
+AGE_S, FUTURE_S = 50 * 365 * 86400, 10 * 365 * 86400
+# The same fields with timestamp checks, and rules of every shape: flag and quarantine,
+# division (by zero too), chains, 'and', unary minus, a non-finite field.
+TIMED = [
+    FieldSpec("ts", datetime, require_timezone=True, max_future_s=FUTURE_S)
+    if spec.name == "ts"
+    else FieldSpec("at", datetime, is_nullable=True, max_age_s=AGE_S, max_future_s=FUTURE_S)
+    if spec.name == "at"
+    else spec
+    for spec in FIELDS
+]
+RULES = [
+    RuleSpec.of("crossed", "bid <= px"),
+    RuleSpec.of("locked", "bid != px", "flag"),
+    RuleSpec.of("band", "px - bid <= 0.05 * px", "flag"),
+    RuleSpec.of("per_seq", "px / seq <= 1000000"),
+    RuleSpec.of("chain", "size_z <= bid <= px + 1", "flag"),
+    RuleSpec.of("both", "-qty <= seq * 2 and qty / (px - bid) >= -5"),
+]
 CONTRACTS = [
     SchemaContract("diff", FIELDS, max_allowed_null_pct=20.0),
     SchemaContract("diff", FIELDS, max_allowed_null_pct=20.0, forbid_unknown_fields=True),
+    SchemaContract("diff", TIMED, max_allowed_null_pct=20.0, rules=RULES),
+    SchemaContract(
+        "diff", TIMED, max_allowed_null_pct=20.0, forbid_unknown_fields=True, rules=RULES[::-1]
+    ),
 ]
 
 
@@ -104,6 +128,11 @@ KEYS = [*NAMES, "extra", "pr\\u0069ce", "", "s\\u0079m"]
 
 def timestamp(rng: random.Random) -> str:
     moment = datetime(1, 1, 1) + timedelta(seconds=rng.uniform(0, 3.15e11))
+    if rng.random() < 0.3:  # near now or a skew bound, to the sub-microsecond
+        bound = rng.choice([0, -AGE_S, FUTURE_S])
+        near = NOW + timedelta(seconds=bound + rng.uniform(-3, 3))
+        text = near.isoformat(timespec="microseconds")[:-6] + str(rng.randrange(10))
+        return text + rng.choice(["Z", "+00:00", "", "+01:00", "-00:30"])
     if rng.random() < 0.3:
         moment = moment.replace(tzinfo=timezone(timedelta(minutes=rng.randint(-1439, 1439))))
     try:
@@ -164,6 +193,10 @@ def record(rng: random.Random) -> bytes:
         "size_z": lambda: rng.choice(["null", repr(rng.uniform(-1e9, 0)), "0", "-0.0"]),
     }
     pairs = {name: make() for name, make in good.items()}
+    if rng.random() < 0.7:  # a book near the price, so that the rules mostly hold
+        px = float(pairs["px"])
+        pairs["bid"] = repr(px * rng.choice([1.0, rng.uniform(0.94, 1.0), rng.uniform(1, 1.1)]))
+        pairs["seq"] = rng.choice([pairs["seq"], "0", "1"])
     for _ in range(rng.choice([0, 0, 1, 2])):
         pairs[rng.choice(NAMES)] = value(rng)
     if rng.random() < 0.1:
@@ -224,6 +257,7 @@ def summary(report: object) -> dict[str, object]:
         "unknown": report.observed_unknown_fields,  # type: ignore[attr-defined]
         "counts": report.violation_counts,  # type: ignore[attr-defined]
         "records": list(report.valid_records),  # type: ignore[attr-defined]
+        "flagged": report.flagged_counts,  # type: ignore[attr-defined]
     }
 
 
@@ -232,12 +266,15 @@ def summary(report: object) -> dict[str, object]:
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-@given(payloads(), st.integers(0, len(PAIRS) - 1))
-def test_fast_path_and_full_rules_agree(batch: list[bytes | None], pair: int) -> None:
-    """Same valid/quarantined split, violations, null counts/rates and unknown fields."""
+@given(payloads(), st.integers(0, len(PAIRS) - 1), st.sampled_from([None, NOW]))
+def test_fast_path_and_full_rules_agree(
+    batch: list[bytes | None], pair: int, now: datetime | None
+) -> None:
+    """Same valid/quarantined split, violations, null counts/rates, unknown fields and
+    flagged rules, with and without a time of validation."""
     fast, full = PAIRS[pair]
-    expected = summary(full.validate_payloads(batch))  # type: ignore[attr-defined]
-    assert summary(fast.validate_payloads(batch)) == expected  # type: ignore[attr-defined]
+    expected = summary(full.validate_payloads(batch, now=now))  # type: ignore[attr-defined]
+    assert summary(fast.validate_payloads(batch, now=now)) == expected  # type: ignore[attr-defined]
 
 
 GOOD = (

@@ -1,0 +1,189 @@
+"""Record-level checks after the field checks: the contract's rules and skew windows. PURE.
+
+They run on a record's fields only when those fields passed their own checks, so a
+missing ``bid`` is reported once (``missing_field``), never again by ``bid <= ask``:
+
+* a rule with action ``quarantine`` that does not hold adds a ``rule_violation``
+  (``rule`` = its name); one with action ``flag`` leaves the record valid and is counted
+  in the report's ``flagged_counts`` when the record ends valid;
+* a datetime field with ``max_future_s``/``max_age_s`` outside
+  ``[now - max_age_s, now + max_future_s]`` adds a ``timestamp_out_of_range``. ``now`` is
+  the time of validation the caller gives (None: no skew check); a value without an offset
+  is read as UTC.
+
+``screen`` is the fast path's side for skew windows: it names the rows of a decoded run
+whose timestamp is within ``MARGIN`` of a bound or beyond, and the full rules decide
+those. msgspec rounds sub-microsecond digits where ``datetime.fromisoformat`` truncates;
+the margin covers that, so the fast path is only ever stricter. (The fast path checks
+the rules inside its decode: ``structrules``.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from itertools import compress
+from typing import Any, Final, NamedTuple
+
+from stream_validator.contracts.expr_eval import compile_rule, failing_link
+from stream_validator.contracts.model import SchemaContract
+from stream_validator.contracts.rulespec import RuleAction, RuleSpec
+from stream_validator.verify.render import show
+from stream_validator.verify.report import Violation, ViolationKind
+from stream_validator.verify.structrules import RuleDeclined, compile_sure_holds
+
+MARGIN: Final = timedelta(seconds=1)
+
+
+class _Window(NamedTuple):
+    name: str
+    future: timedelta | None
+    age: timedelta | None
+
+
+class Bounds(NamedTuple):
+    """A skew window resolved against one validation time (None: unbounded side)."""
+
+    name: str
+    lo: datetime | None
+    hi: datetime | None
+
+
+def instant(value: object) -> datetime | None:
+    """The aware datetime of a valid datetime field value (naive: UTC); None if not one."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+    if not isinstance(value, datetime):
+        return None
+    return value if value.utcoffset() is not None else value.replace(tzinfo=UTC)
+
+
+def _shift(now: datetime, delta: timedelta | None, sign: int) -> datetime | None:
+    if delta is None:
+        return None
+    try:
+        return now + sign * delta
+    except OverflowError:  # beyond year 1..9999: that side cannot be crossed
+        return None
+
+
+class RecordChecks:
+    """The rules and skew windows of one contract, compiled once."""
+
+    __slots__ = ("_rules", "_sure", "_windows")
+
+    def __init__(self, contract: SchemaContract) -> None:
+        self._rules: tuple[tuple[RuleSpec, Callable[[Mapping[str, object]], bool]], ...] = tuple(
+            (spec, compile_rule(spec.expr)) for spec in contract.rules
+        )
+        # A shortcut for the common record whose every rule holds (see structrules).
+        self._sure = compile_sure_holds(contract)
+        self._windows = tuple(
+            _Window(
+                spec.name,
+                None if spec.max_future_s is None else timedelta(seconds=spec.max_future_s),
+                None if spec.max_age_s is None else timedelta(seconds=spec.max_age_s),
+            )
+            for spec in contract.fields
+            if spec.has_skew_window
+        )
+
+    def active(self, now: datetime | None) -> bool:
+        """True when a record could fail or be flagged here at this validation time."""
+        return bool(self._rules) or (now is not None and bool(self._windows))
+
+    def bounds(self, now: datetime | None) -> tuple[Bounds, ...]:
+        """The skew windows at ``now`` (aware; naive is read as UTC); none without a time."""
+        if now is None:
+            return ()
+        if now.utcoffset() is None:
+            now = now.replace(tzinfo=UTC)
+        return tuple(
+            Bounds(w.name, _shift(now, w.age, -1), _shift(now, w.future, 1)) for w in self._windows
+        )
+
+    def check(
+        self,
+        record: Mapping[Any, Any],
+        violations: list[Violation] | None,
+        bounds: tuple[Bounds, ...],
+    ) -> tuple[list[Violation] | None, list[str]]:
+        """(violations with the record checks' added, the flag rules the record broke)."""
+        failed = {v.field for v in violations} if violations else None
+        for name, lo, hi in bounds:
+            if failed and name in failed:
+                continue
+            value = record.get(name)
+            moment = instant(value)
+            if moment is None:
+                continue  # null in a nullable field (anything else failed its field check)
+            if lo is not None and moment < lo:
+                where = f"before the oldest allowed {lo.isoformat()}"
+            elif hi is not None and moment > hi:
+                where = f"after the latest allowed {hi.isoformat()}"
+            else:
+                continue
+            violations = violations or []
+            violations.append(
+                Violation(
+                    name,
+                    ViolationKind.TIMESTAMP_OUT_OF_RANGE,
+                    f"field {name!r}: {show(value)} is {where}",
+                )
+            )
+        flagged: list[str] = []
+        if self._sure is not None:
+            try:
+                self._sure(record)
+            except RuleDeclined:
+                pass  # some rule may not hold: judge each one
+            else:
+                return violations, flagged
+        for spec, holds in self._rules:
+            if failed and not failed.isdisjoint(spec.fields):
+                continue
+            if holds(record):
+                continue
+            if spec.action is RuleAction.FLAG:
+                flagged.append(spec.name)
+                continue
+            violations = violations or []
+            violations.append(_rule_violation(spec, record))
+        return violations, flagged
+
+    def screen(
+        self,
+        rows: Sequence[Any],
+        getters: Mapping[str, Callable[[Any], Any]],
+        bounds: tuple[Bounds, ...],
+    ) -> set[int]:
+        """Positions in ``rows`` (decoded Structs) whose timestamp is not MARGIN inside its
+        window: the full rules must judge them."""
+        out: set[int] = set()
+        for name, lo, hi in bounds:
+            low = None if lo is None else lo + MARGIN
+            high = None if hi is None else hi - MARGIN
+            values = list(map(getters[name], rows))
+            for i in compress(range(len(values)), [value is not None for value in values]):
+                moment = instant(values[i])
+                if (
+                    moment is None
+                    or (low is not None and moment < low)
+                    or (high is not None and moment > high)
+                ):
+                    out.add(i)
+        return out
+
+
+def _rule_violation(spec: RuleSpec, record: Mapping[Any, Any]) -> Violation:
+    link = failing_link(spec.expr, record) or spec.canonical
+    values = ", ".join(f"{name}={show(record.get(name))}" for name in sorted(spec.fields))
+    return Violation(
+        None,
+        ViolationKind.RULE_VIOLATION,
+        f"rule {spec.name!r} does not hold: {link} ({values})",
+        rule=spec.name,
+    )
