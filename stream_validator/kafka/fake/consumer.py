@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from stream_validator.errors import KafkaClientError, KafkaErrorInfo
 from stream_validator.kafka.fake.broker import ABORTED, OPEN, FakeBroker
@@ -202,7 +202,7 @@ class FakeConsumer:
             record = entry.record
             problem = self.broker.unreadable.get((record.topic, record.partition, record.offset))
             if problem is not None:
-                record = replace(record, headers=[])
+                record = record._replace(headers=[])
                 consumed.unreadable_headers[(key[0], key[1], record.offset)] = problem
             consumed.records.append(record)
         if position != self._positions[key]:

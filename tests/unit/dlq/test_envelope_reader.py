@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 import pytest
 
@@ -141,7 +140,7 @@ def test_headers_form_ignores_sv_dlq_headers_of_the_original() -> None:
 def test_headers_form_with_a_tampered_value_is_a_checksum_mismatch() -> None:
     """A headers-form value that no longer matches its sha256 is unreplayable."""
     record = dlq_record(b"\x00" * 300, max_bytes=2_000)
-    tampered = replace(record, value=b"\x01" * 300)
+    tampered = record._replace(value=b"\x01" * 300)
     parsed = parse_dlq_record(tampered)
     assert isinstance(parsed, Unreplayable)
     assert parsed.reason is UnreplayableReason.CHECKSUM_MISMATCH
