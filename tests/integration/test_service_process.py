@@ -31,10 +31,13 @@ def kill_mid_stream_then_recover(
 
 
 def run_to_the_end(stream: Stream, log_path: Path, timeout: float) -> ServiceProcess:
-    """Start the service, wait until its group committed every source record, SIGTERM it:
-    it must exit 0."""
+    """Start the service, wait until it is ready (its signal handlers are installed by then)
+    and its group committed every source record, SIGTERM it: it must exit 0."""
     service = ServiceProcess(stream.config, log_path).start()
     try:
+        # A previous run may already have committed everything: without waiting for
+        # readiness, SIGTERM could reach the new process before it handles signals.
+        wait_until(service.ready, timeout, "readiness")
         wait_until(stream.all_consumed, timeout, "all committed")
         service.signal(signal.SIGTERM)
         assert service.wait(30) == 0, service.logs()[-3000:]
