@@ -22,6 +22,7 @@ from stream_validator.dlq import EnvelopeContext, build_dlq_record
 from stream_validator.dlq.records import replayed_count
 from stream_validator.labels import bounded_counts, bounded_names
 from stream_validator.records import OutputRecord, SourceRecord
+from stream_validator.service.nullwindow import NullWindow, WindowRate
 from stream_validator.verify import (
     DataSchemaContractVerifier,
     SchemaContractValidationReport,
@@ -97,6 +98,7 @@ class RouteProcessor:
     __slots__ = (
         "_consumer_group",
         "_max_message_bytes",
+        "_null_window",
         "_skew_windows",
         "_validator_version",
         "route",
@@ -110,7 +112,10 @@ class RouteProcessor:
         consumer_group: str,
         validator_version: str,
         max_message_bytes: int,
+        null_window: int,
     ) -> None:
+        """``null_window``: the records over which the null ceiling is judged (the
+        service's ``batch.max_records``; see nullwindow.py)."""
         self.route = route
         self.verifier = DataSchemaContractVerifier(
             route.contract, max_payload_bytes=route.max_payload_bytes
@@ -118,6 +123,7 @@ class RouteProcessor:
         self._consumer_group = consumer_group
         self._validator_version = validator_version
         self._max_message_bytes = max_message_bytes
+        self._null_window = NullWindow(null_window, route.contract.max_allowed_null_pct)
         self._skew_windows = any(spec.has_skew_window for spec in route.contract.fields)
 
     def plan(
@@ -143,10 +149,20 @@ class RouteProcessor:
         }
         action: str | None = None
         added: Counter[tuple[str | None, str]] = Counter()
+        rates = self._null_window.add(report.valid_count, report.null_counts)
+        breaching = self._null_window.breaches(rates)
+        if rates:
+            # The ceiling is judged over the route's last max_records records (nullwindow.py);
+            # the report carries the window's rates and breaches (for a full batch: its own).
+            report = replace(
+                report,
+                null_rates={name: rate.rate for name, rate in rates.items()},
+                null_breach_fields={name: rate.rate for name, rate in breaching.items()},
+            )
         if report.null_breach_fields:
             action = route.on_null_ceiling_breach
             if action == "quarantine":
-                batch_violations = _ceiling_violations(report)
+                batch_violations = _ceiling_violations(report, breaching)
                 for index in report.valid_indices:
                     dlq_violations[index] = batch_violations
                 for violation in batch_violations:
@@ -243,15 +259,16 @@ def _by(counts: Counter[tuple[str | None, str]], part: int) -> dict[str, int]:
     return dict(out)
 
 
-def _ceiling_violations(report: SchemaContractValidationReport) -> list[Violation]:
-    survivors = report.valid_count
+def _ceiling_violations(
+    report: SchemaContractValidationReport, window: Mapping[str, WindowRate]
+) -> list[Violation]:
     return [
         Violation(
             name,
             ViolationKind.NULL_CEILING_BREACH,
-            f"batch null rate of field {name!r} is {rate:.3f}%"
-            f" ({report.null_counts.get(name, 0)} of {survivors} records),"
+            f"null rate of field {name!r} is {rate.rate:.3f}% over the route's last"
+            f" {rate.survivors} valid records ({rate.nulls} null),"
             f" above max_allowed_null_pct {report.max_allowed_null_pct}",
         )
-        for name, rate in report.null_breach_fields.items()
+        for name, rate in window.items()
     ]
