@@ -2,9 +2,10 @@
 
 The service takes what has arrived rather than holding a batch open until it fills (that
 wait was most of its latency), so at a low rate one consume may bring five records, and one
-null among five is 20 %. The verifier judges each batch on its own; the service judges the ceiling over a window
-instead, and the plan's report carries the window's ``null_rates`` and breaches (so the
-batch event, the null-rate gauge and the alert see what the ceiling was judged on):
+null among five is 20 %. The verifier judges each batch on its own; the service judges the
+ceiling over a window instead, and the plan's report carries the window's ``null_rates``
+and breaches (so the batch event, the null-rate gauge and the alert see what the ceiling
+was judged on):
 the newest batches of the route whose surviving records add up to at least ``size``
 (whole batches: the oldest is dropped only while the rest still holds ``size``). A batch
 of ``size`` survivors or more is judged alone, exactly as before; smaller ones are judged
