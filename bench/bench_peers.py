@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
-from harness import LABELS, Child, broker, create_topics, fill, peer_command
+from harness import Child, broker, create_topics, fill, label, peer_command, topic_safe
 
 PEERS = ("passthrough", "naive", "quix", "service", "service-eos")
 
@@ -72,7 +72,7 @@ def _read_outputs(bootstrap: str, topics: list[str], partitions: int) -> tuple[i
 
 
 def run_peer(peer: str, bootstrap: str, source: str, args: argparse.Namespace) -> Row | str:
-    suffix = f"{peer}-{time.time_ns()}"
+    suffix = f"{topic_safe(peer)}-{time.time_ns()}"
     clean, dlq, group = f"bench-clean-{suffix}", f"bench-dlq-{suffix}", f"bench-{suffix}"
     create_topics(bootstrap, [clean, dlq], args.partitions, True)
     command = peer_command(peer, bootstrap, source, clean, dlq, group, args.records)
@@ -92,12 +92,12 @@ def print_table(rows: list[tuple[str, Row | str]], records: int) -> None:
     print("|---|---:|---:|---:|---:|")
     for peer, row in rows:
         if isinstance(row, str):
-            print(f"| {LABELS[peer]} | {row} | | | |")
+            print(f"| {label(peer)} | {row} | | | |")
             continue
         ratio = f"{row.rate() / ceiling:.2f}x" if ceiling else "-"
         mark = "" if row.outputs == records else f" (expected {records:,}!)"
         print(
-            f"| {LABELS[peer]} | {row.rate():,.0f} | {ratio} | "
+            f"| {label(peer)} | {row.rate():,.0f} | {ratio} | "
             f"{row.cpu_s / records * 1e6:.1f} | {row.outputs:,}{mark} |"
         )
 

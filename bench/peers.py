@@ -202,12 +202,15 @@ def run_service(
     peer: str, bootstrap: str, source: str, clean: str, dlq: str, group: str, records: int
 ) -> None:
     """StreamService at its defaults (exactly-once for service-eos; metrics and health server
-    on, as by default), stopped once it has handled RECORDS records."""
+    on, as by default), stopped once it has handled RECORDS records. ``service:key=value,...``
+    changes those ``batch`` settings (e.g. ``service:linger_s=0.005``)."""
+    from harness import batch_settings
+
     from stream_validator.config.settings import config_from_mapping
     from stream_validator.service.loop import StreamService
 
     kafka: dict[str, object] = {"bootstrap_servers": bootstrap, "group_id": group}
-    if peer == "service-eos":
+    if peer.startswith("service-eos"):
         kafka["transactional_id"] = f"{group}-txn"
     config = config_from_mapping(
         {
@@ -215,6 +218,7 @@ def run_service(
             # The defaults: metrics and the health server on (on free ports).
             "metrics": {"port": 0},
             "service": {"health_port": 0},
+            "batch": batch_settings(peer),
             "routes": [
                 {
                     "name": "ticks",
@@ -254,7 +258,7 @@ def main(argv: list[str]) -> None:
         run_naive(bootstrap, source, clean, dlq, group, n)
     elif peer == "quix":
         run_quix(bootstrap, source, clean, dlq, group, n)
-    elif peer in ("service", "service-eos"):
+    elif peer.partition(":")[0] in ("service", "service-eos"):
         run_service(peer, bootstrap, source, clean, dlq, group, n)
     else:
         raise SystemExit(f"unknown peer {peer!r}")
