@@ -20,8 +20,9 @@ time), so a replay gives the same events as the live run. What must hold:
   for the symbol (``event_time_regression``).
 * Frozen quote: the same quote (e.g. price, bid, ask) on more than ``frozen_max_updates``
   updates in a row, or for more than ``frozen_max_s`` of event time, gives one
-  ``frozen_quote`` event per episode; a different quote ends the episode. A quote
-  holding NaN never counts as frozen (NaN is reported by the non-finite rates).
+  ``frozen_quote`` event per episode; a different quote ends the episode. Time is the
+  symbol's latest event time, so a record whose time went back does not stretch it. A
+  quote holding NaN never counts as frozen (NaN is reported by the non-finite rates).
 
 Events carry the symbol for examples in batch events; counts go per contract and kind,
 never per symbol (``EventTally``).
@@ -131,7 +132,9 @@ class SymbolStateTracker:
             else:
                 self._event_time(state, symbol, event_time, events)
         if quote is not None:
-            self._frozen(state, symbol, tuple(quote), event_time, events)
+            # The symbol's latest event time, not this record's: a stale record (an epoch
+            # timestamp) inside a quiet stretch must not make the quote look held for decades.
+            self._frozen(state, symbol, tuple(quote), state.latest, events)
         return tuple(events) if events else _NO_EVENTS
 
     def observe_record(

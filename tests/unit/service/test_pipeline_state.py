@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import replace
+
+import pytest
 
 from stream_validator.contracts import load_contract
 from stream_validator.contracts.rulespec import RuleAction
 from stream_validator.contracts.statespec import SymbolStateSpec
 from stream_validator.records import SourceRecord
+from stream_validator.sim import Entity, Schedule, Simulator
 from stream_validator.service.pipeline import BatchPlan, RouteProcessor
 from tests.support.ticks import TICK_YAML, tick, tick_processor
 
@@ -163,3 +167,34 @@ def test_a_contract_without_state_reports_none() -> None:
     contract = replace(load_contract(TICK_YAML), state=None)
     result = plan(tick_processor(contract=contract), ticks([1, 5]))
     assert result.state is None and result.event()["symbol_state"] is None
+
+
+@pytest.mark.parametrize(
+    ("scenario", "expected"),
+    [
+        ("", {}),
+        ("sequence_gap@everyn100+3", {"sequence_gap": 27}),
+        ("sequence_regression@everyn100+3", {"sequence_regression": 27}),
+        ("stale_timestamp@everyn100+3", {"event_time_regression": 27}),
+        ("frozen_quote@n0+1000", {"frozen_quote": 8}),
+        ("crossed_book@everyn100+3", {}),
+    ],
+)
+def test_shipped_tick_state_catches_the_simulators_scenarios(
+    scenario: str, expected: dict[str, int]
+) -> None:
+    """tick.yaml's state section, through the pipeline in batches of 100: each scenario
+    gives exactly its event (a crossed book none: it is rule-quarantined but still fed)."""
+    sim = Simulator(
+        Entity.TICK, symbols=8, seed=11, schedule=Schedule.parse([scenario] if scenario else [])
+    )
+    records = [
+        SourceRecord("src", 0, n, m.key, m.value, [], 0) for n, m in enumerate(sim.take(1000))
+    ]
+    p = tick_processor()
+    found: Counter[str] = Counter()
+    for start in range(0, len(records), 100):
+        result = plan(p, records[start : start + 100])
+        assert result.state is not None
+        found.update(result.state.counts)
+    assert found == expected
