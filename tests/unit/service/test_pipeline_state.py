@@ -12,8 +12,8 @@ from stream_validator.contracts import load_contract
 from stream_validator.contracts.rulespec import RuleAction
 from stream_validator.contracts.statespec import SymbolStateSpec
 from stream_validator.records import SourceRecord
-from stream_validator.sim import Entity, Schedule, Simulator
 from stream_validator.service.pipeline import BatchPlan, RouteProcessor
+from stream_validator.sim import Entity, Schedule, Simulator
 from tests.support.ticks import TICK_YAML, tick, tick_processor
 
 
