@@ -33,14 +33,11 @@ from stream_validator.verify.symbolstate import (
     EventTally,
     SymbolEventKind,
     SymbolStateTracker,
+    feeds_state,
 )
 
 #: Example symbols per event kind in a batch event (each cut to 32 characters).
 MAX_EXAMPLES: Final = 5
-# Violations that leave every field well-formed: such a record still feeds the state.
-_FIELDS_INTACT: Final = frozenset(
-    {ViolationKind.RULE_VIOLATION, ViolationKind.TIMESTAMP_OUT_OF_RANGE}
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +125,7 @@ def _fed(report: SchemaContractValidationReport) -> Iterator[tuple[int, Any]]:
     intact = [
         (q.index, q.raw_payload)
         for q in report.quarantined_records
-        if all(v.kind in _FIELDS_INTACT for v in q.violations)
+        if feeds_state(q.kinds)
     ]
     valid = zip(report.valid_indices, report.valid_records, strict=True)
     if not intact:

@@ -41,6 +41,9 @@ from stream_validator.contracts.statespec import SymbolStateSpec
 
 _NO_EVENTS: Final[tuple[SymbolEvent, ...]] = ()
 _EXAMPLE_LENGTH: Final = 32
+# Violations that leave every field well-formed (rules and skew windows run on fields that
+# passed their own checks): a record quarantined only for these still feeds the state.
+_FIELDS_INTACT: Final = frozenset({"rule_violation", "timestamp_out_of_range"})
 
 
 class SymbolEventKind(StrEnum):
@@ -245,6 +248,17 @@ class SymbolStateTracker:
             return
         state.alerted = True
         events.append(SymbolEvent(SymbolEventKind.FROZEN_QUOTE, symbol, detail))
+
+
+def feeds_state(violation_kinds: Iterable[str]) -> bool:
+    """Whether a record quarantined with these violation kinds still feeds the state.
+
+    Yes when only record rules or skew windows failed: its fields passed their own checks,
+    and a crossed book left out would leave a sequence gap that did not happen. No when
+    a field failed (missing, null, wrong type, out of bounds, undecodable): its seq and
+    time cannot be trusted.
+    """
+    return all(str(kind) in _FIELDS_INTACT for kind in violation_kinds)
 
 
 def event_seconds(value: object) -> float | None:
