@@ -122,11 +122,7 @@ class RouteState:
 
 def _fed(report: SchemaContractValidationReport) -> Iterator[tuple[int, Any]]:
     """(batch index, decoded record) of the records the state sees, in source order."""
-    intact = [
-        (q.index, q.raw_payload)
-        for q in report.quarantined_records
-        if feeds_state(q.kinds)
-    ]
+    intact = [(q.index, q.raw_payload) for q in report.quarantined_records if feeds_state(q.kinds)]
     valid = zip(report.valid_indices, report.valid_records, strict=True)
     if not intact:
         yield from valid
