@@ -127,7 +127,8 @@ class RouteProcessor:
         self._max_message_bytes = max_message_bytes
         self._skew_windows = any(spec.has_skew_window for spec in route.contract.fields)
         spec = route.contract.state
-        self.state = RouteState(spec) if spec is not None else None
+        types = {field.name: field.expected_type for field in route.contract.fields}
+        self.state = RouteState(spec, types) if spec is not None else None
 
     def plan(
         self,

@@ -20,14 +20,14 @@ taken for regressions.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
-from stream_validator.codec import loads_raw
 from stream_validator.contracts.rulespec import RuleAction
 from stream_validator.contracts.statespec import SymbolStateSpec
 from stream_validator.records import SourceRecord, TopicPartitionKey
+from stream_validator.service.stateview import StateFeed
 from stream_validator.verify import SchemaContractValidationReport, Violation, ViolationKind
 from stream_validator.verify.symbolstate import (
     EventTally,
@@ -64,11 +64,12 @@ class StateSummary:
 class RouteState:
     """One route's tracker and the actions of its contract's ``state`` section."""
 
-    __slots__ = ("_fields", "_quarantine", "spec", "tracker")
+    __slots__ = ("_feed", "_fields", "_quarantine", "spec", "tracker")
 
-    def __init__(self, spec: SymbolStateSpec) -> None:
+    def __init__(self, spec: SymbolStateSpec, field_types: Mapping[str, type]) -> None:
         self.spec = spec
         self.tracker = SymbolStateTracker(spec)
+        self._feed = StateFeed(self.tracker, field_types)
         quarantine: set[SymbolEventKind] = set()
         if spec.sequence_action is RuleAction.QUARANTINE:
             quarantine |= {SymbolEventKind.SEQUENCE_GAP, SymbolEventKind.SEQUENCE_REGRESSION}
@@ -91,12 +92,13 @@ class RouteState:
         """Feed the batch to the tracker; quarantine per the actions (into ``dlq_violations``
         and ``added``, records not headed for the DLQ yet only)."""
         tracker = self.tracker
+        observe = self._feed.observe
         evictions = tracker.evictions
         tally = EventTally(MAX_EXAMPLES)
         moved = 0
-        for index, value in _fed(report):
+        for index, value in _fed(records, report):
             record = records[index]
-            events = tracker.observe_record((record.topic, record.partition), value)
+            events = observe((record.topic, record.partition), value)
             if not events:
                 continue
             tally.add(events)
@@ -120,24 +122,13 @@ class RouteState:
         return sum(self.tracker.drop(key) for key in keys)
 
 
-def _fed(report: SchemaContractValidationReport) -> Iterator[tuple[int, Any]]:
-    """(batch index, decoded record) of the records the state sees, in source order."""
+def _fed(
+    records: Sequence[SourceRecord], report: SchemaContractValidationReport
+) -> Iterator[tuple[int, object]]:
+    """(batch index, payload) of the records the state sees, in source order."""
+    valid = ((index, records[index].value) for index in report.valid_indices)
     intact = [(q.index, q.raw_payload) for q in report.quarantined_records if feeds_state(q.kinds)]
-    valid = zip(report.valid_indices, report.valid_records, strict=True)
     if not intact:
         yield from valid
         return
-    fed = sorted([*valid, *((i, _decoded(raw)) for i, raw in intact)], key=lambda pair: pair[0])
-    for index, value in fed:
-        if isinstance(value, dict):
-            yield index, value
-
-
-def _decoded(raw: object) -> object:
-    """A quarantined record's payload as a mapping (the bytes path keeps the bytes)."""
-    if isinstance(raw, bytes):
-        try:
-            return loads_raw(raw)
-        except ValueError:  # cannot happen for a record whose fields were checked
-            return None
-    return raw
+    yield from sorted([*valid, *intact], key=lambda pair: pair[0])
