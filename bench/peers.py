@@ -201,8 +201,8 @@ def run_quix(bootstrap: str, source: str, clean: str, dlq: str, group: str, reco
 def run_service(
     peer: str, bootstrap: str, source: str, clean: str, dlq: str, group: str, records: int
 ) -> None:
-    """StreamService at its defaults (exactly-once for service-eos), stopped once it has
-    handled RECORDS records."""
+    """StreamService at its defaults (exactly-once for service-eos; metrics and health server
+    on, as by default), stopped once it has handled RECORDS records."""
     from stream_validator.config.settings import config_from_mapping
     from stream_validator.service.loop import StreamService
 
@@ -212,7 +212,9 @@ def run_service(
     config = config_from_mapping(
         {
             "kafka": kafka,
-            "metrics": {"enabled": False},
+            # The defaults: metrics and the health server on (on free ports).
+            "metrics": {"port": 0},
+            "service": {"health_port": 0},
             "routes": [
                 {
                     "name": "ticks",
