@@ -313,6 +313,10 @@ class StreamService:
         return None
 
     def _seek(self, consumer: Consumer, positions: Mapping[TopicPartitionKey, int]) -> None:
+        if positions:
+            # The records from ``offset`` on come again: state built from them must go, or
+            # they would look like sequence and event-time regressions.
+            self._drop_state(list(positions))
         for key, offset in positions.items():
             try:
                 consumer.seek(key, offset)
@@ -330,8 +334,13 @@ class StreamService:
             self._committer.commit_pending(reason)
 
     def _drop_partitions(self, keys: list[TopicPartitionKey]) -> None:
+        self._drop_state(keys)
         if self._committer is not None:
             self._committer.drop(keys)
+
+    def _drop_state(self, keys: list[TopicPartitionKey]) -> None:
+        for processor in self._processors.values():
+            processor.drop_state(keys)
 
     def _committed(self) -> None:
         self.state.commits += 1

@@ -21,8 +21,9 @@ from stream_validator.config.settings import RouteConfig
 from stream_validator.dlq import EnvelopeContext, build_dlq_record
 from stream_validator.dlq.records import replayed_count
 from stream_validator.labels import bounded_counts, bounded_names
-from stream_validator.records import OutputRecord, SourceRecord
+from stream_validator.records import OutputRecord, SourceRecord, TopicPartitionKey
 from stream_validator.service.nullwindow import NullWindow, WindowRate
+from stream_validator.service.routestate import RouteState, StateSummary
 from stream_validator.verify import (
     DataSchemaContractVerifier,
     SchemaContractValidationReport,
@@ -42,6 +43,8 @@ class BatchPlan:
     #: Violations the plan adds to the verifier's: the null ceiling's on records it sends to
     #: the DLQ under ``quarantine``, and unreadable headers.
     added_violations: Counter[tuple[str | None, str]] = field(default_factory=Counter)
+    #: What the contract's per-symbol state saw (None: the contract keeps no state).
+    state: StateSummary | None = None
 
     @property
     def violation_counts(self) -> Counter[tuple[str | None, str]]:
@@ -84,11 +87,16 @@ class BatchPlan:
             # Rule names are declared in the contract (a closed set), never payload-derived.
             "flagged_by_rule": dict(report.flagged_counts),
             "null_rates": report.null_rates,
+            # Only fields with allow_non_finite; always 0 over Kafka (JSON has no NaN/Inf).
+            "nan_rates": report.nan_rates,
+            "inf_rates": report.inf_rates,
             "null_breach_fields": report.null_breach_fields,
             "null_ceiling_action": self.null_ceiling_action,
             "unknown_fields": unknown,
             "unknown_fields_left_out": unknown_left_out,
             "is_batch_valid": report.is_batch_valid,
+            # Counts per kind; example symbols capped at 5 per kind, 32 characters each.
+            "symbol_state": self.state.as_event() if self.state is not None else None,
         }
 
 
@@ -102,6 +110,7 @@ class RouteProcessor:
         "_skew_windows",
         "_validator_version",
         "route",
+        "state",
         "verifier",
     )
 
@@ -125,6 +134,9 @@ class RouteProcessor:
         self._max_message_bytes = max_message_bytes
         self._null_window = NullWindow(null_window, route.contract.max_allowed_null_pct)
         self._skew_windows = any(spec.has_skew_window for spec in route.contract.fields)
+        spec = route.contract.state
+        types = {field.name: field.expected_type for field in route.contract.fields}
+        self.state = RouteState(spec, types) if spec is not None else None
 
     def plan(
         self,
@@ -167,6 +179,8 @@ class RouteProcessor:
                     dlq_violations[index] = batch_violations
                 for violation in batch_violations:
                     added[(violation.field, str(violation.kind))] += len(report.valid_indices)
+        # Fed after the null ceiling: a record already headed for the DLQ stays as it is.
+        state = self.state.apply(records, report, dlq_violations, added) if self.state else None
         context = EnvelopeContext(
             route=route.name,
             contract_name=report.contract_name,
@@ -187,7 +201,13 @@ class RouteProcessor:
                     violations = [Violation("headers", ViolationKind.UNDECODABLE, problem)]
                     added[("headers", str(ViolationKind.UNDECODABLE))] += 1
                     outputs[index] = self.dlq_output(record, violations, context)
-        return BatchPlan(route.name, report, outputs, action, added)
+        return BatchPlan(route.name, report, outputs, action, added, state)
+
+    def drop_state(self, keys: Sequence[TopicPartitionKey]) -> None:
+        """Forget the per-symbol state of partitions revoked, lost or rewound: their next
+        record starts fresh (a replayed record is not a regression)."""
+        if self.state is not None:
+            self.state.drop(keys)
 
     def dlq_output(
         self, record: SourceRecord, violations: Sequence[Violation], context: EnvelopeContext
