@@ -18,6 +18,7 @@ from typing import Any
 from stream_validator import __version__
 from stream_validator.config.settings import ServiceConfig, load_config, redacted
 from stream_validator.errors import ConfigError, ServiceExit
+from stream_validator.service.breakermetrics import BreakerMetrics
 from stream_validator.service.health import HealthServer
 from stream_validator.service.logs import configure_logging
 from stream_validator.service.loop import StreamService
@@ -33,7 +34,7 @@ from stream_validator.service.state import ServiceHooks, ServiceState
 log = logging.getLogger("stream_validator.service.app")
 
 
-def metrics_hooks(metrics: ServiceMetrics) -> ServiceHooks:
+def metrics_hooks(metrics: ServiceMetrics, breakers: BreakerMetrics | None = None) -> ServiceHooks:
     """Hooks that feed the service's events into Prometheus metrics."""
 
     def on_batch(delivered: RouteDelivery, duration: float) -> None:
@@ -53,7 +54,7 @@ def metrics_hooks(metrics: ServiceMetrics) -> ServiceHooks:
             for topic, partition in partitions:
                 metrics.remove_partition(topic, partition)
 
-    return ServiceHooks(
+    hooks = ServiceHooks(
         on_batch=on_batch,
         on_clean_latencies=metrics.observe_end_to_end_latency,
         on_delivery_failure=metrics.inc_delivery_failure,
@@ -64,6 +65,9 @@ def metrics_hooks(metrics: ServiceMetrics) -> ServiceHooks:
         on_ready=metrics.set_ready,
         on_hook_error=metrics.inc_hook_error,
     )
+    if breakers is not None:
+        hooks.on_breaker = breakers.observe
+    return hooks
 
 
 def run_service(config_path: str, environ: Mapping[str, str] | None = None) -> int:
@@ -84,14 +88,18 @@ def run_service(config_path: str, environ: Mapping[str, str] | None = None) -> i
     for route in config.routes:
         nullable = [f.name for f in route.contract.fields if f.is_nullable]
         metrics.set_null_ceiling(route.contract.name, nullable, route.contract.max_allowed_null_pct)
+    breaker_metrics = BreakerMetrics(
+        registry, [r.name for r in config.routes if r.circuit_breaker is not None]
+    )
     state = ServiceState()
     try:
-        service = StreamService(config, hooks=metrics_hooks(metrics), state=state)
+        service = StreamService(config, hooks=metrics_hooks(metrics, breaker_metrics), state=state)
         health = HealthServer(
             state,
             host=config.health_host,
             port=config.health_port,
             liveness_timeout_s=config.liveness_timeout_s,
+            resume=service.breakers.request_resume,
         ).start()
         metrics_server: MetricsServer | None = None
         if config.metrics_enabled:
@@ -202,6 +210,9 @@ def _startup_summary(config: ServiceConfig) -> dict[str, Any]:
                 "clean": r.clean_topic,
                 "dlq": r.dlq_topic,
                 "on_null_ceiling_breach": r.on_null_ceiling_breach,
+                "circuit_breaker": (
+                    str(r.circuit_breaker.action) if r.circuit_breaker is not None else None
+                ),
             }
             for r in config.routes
         ],

@@ -59,7 +59,7 @@ REBALANCE_EVENTS = frozenset({"assigned", "revoked", "lost"})
 OUTPUTS = frozenset({"clean", "dlq"})
 HOOKS = frozenset(
     {"on_batch", "on_clean_latencies", "on_delivery_failure", "on_truncated", "on_rebalance",
-     "on_commit", "on_stats", "on_ready", "batch report"}
+     "on_commit", "on_stats", "on_ready", "on_breaker", "batch report"}
 )  # fmt: skip
 VIOLATION_KINDS = frozenset(str(kind) for kind in ViolationKind)
 MAX_DECLARED_FIELD_LABELS = 1000

@@ -76,6 +76,9 @@ class Faults:
     txn_errors: dict[str, list[KafkaErrorInfo]] = field(default_factory=dict)
     #: errors the next consumer commits raise, one per call.
     commit_errors: list[KafkaErrorInfo] = field(default_factory=list)
+    #: records a partition still returns in the first consume() after its pause(), as
+    #: librdkafka may hand out messages it fetched before the pause.
+    fetched_past_pause: int = 0
     #: called after every produce() with the running count and the record.
     on_produce: Callable[[int, Producible], None] | None = None
     produced: int = 0

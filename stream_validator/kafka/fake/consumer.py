@@ -52,6 +52,7 @@ class FakeConsumer:
         self._reset = auto_offset_reset
         self._positions: dict[TopicPartitionKey, int] = {}
         self._paused: set[TopicPartitionKey] = set()
+        self._just_paused: set[TopicPartitionKey] = set()  # for faults.fetched_past_pause
         self._eof_told: set[TopicPartitionKey] = set()
         self._subscription: list[str] | None = None
         self._callbacks: dict[str, RebalanceCallback] = {}
@@ -102,6 +103,10 @@ class FakeConsumer:
         for key in sorted(self._positions):
             if key not in self._paused and len(consumed.records) < max_records:
                 self._read(key, max_records, consumed)
+            elif key in self._just_paused and self.broker.faults.fetched_past_pause:
+                limit = len(consumed.records) + self.broker.faults.fetched_past_pause
+                self._read(key, min(max_records, limit), consumed)
+        self._just_paused.clear()
         if not consumed.records and not consumed.errors and self.on_idle is not None:
             self.on_idle()
         return consumed
@@ -138,7 +143,13 @@ class FakeConsumer:
     def assignment(self) -> list[TopicPartitionKey]:
         return sorted(self._positions)
 
+    @property
+    def paused(self) -> list[TopicPartitionKey]:
+        """The assigned partitions now paused (for tests; not a ``ports.Consumer`` call)."""
+        return sorted(self._paused & set(self._positions))
+
     def pause(self, keys: Sequence[TopicPartitionKey]) -> None:
+        self._just_paused.update(set(keys) - self._paused)
         self._paused.update(keys)
 
     def resume(self, keys: Sequence[TopicPartitionKey]) -> None:
