@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from stream_validator.config.breaker import BreakerAction
 from stream_validator.config.settings import RouteConfig
-from stream_validator.errors import KafkaClientError
+from stream_validator.errors import KafkaClientError, UnknownRouteError
 from stream_validator.kafka.ports import Consumed, Consumer
 from stream_validator.records import TopicPartitionKey
 from stream_validator.service.breaker import BreakerState, BreakerTransition, CircuitBreaker
@@ -34,10 +34,6 @@ from stream_validator.service.commit import Outcome
 from stream_validator.service.state import ServiceHooks, ServiceState
 
 log = logging.getLogger("stream_validator.service")
-
-
-class UnknownRouteError(LookupError):
-    """A resume request names a route that does not exist or has no breaker."""
 
 
 @dataclass(eq=False)

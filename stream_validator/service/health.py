@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from stream_validator.codec import encode_json
-from stream_validator.service.breakers import UnknownRouteError
+from stream_validator.errors import UnknownRouteError
 from stream_validator.service.httpbound import (
     MAX_CONNECTIONS,
     READ_TIMEOUT_S,

@@ -1,4 +1,5 @@
-"""Prometheus metrics of the streaming service; the ONLY module that imports prometheus_client.
+"""Prometheus metrics of the streaming service; with ``breakermetrics`` (the circuit
+breakers'), the only modules that import prometheus_client.
 
 Every metric lives on an injected ``CollectorRegistry`` (never the global one), so each
 service instance and each test owns its metrics.
