@@ -69,8 +69,8 @@ class RouteBreakers:
         self._assigned: set[TopicPartitionKey] = set()
         self._paused: set[TopicPartitionKey] = set()
         self._requests: queue.SimpleQueue[_Request] = queue.SimpleQueue()
-        for name, breaker in self._breakers.items():
-            state.breakers[name] = breaker.snapshot()
+        for name in self._breakers:
+            self._publish(name)
 
     def state_of(self, route: str) -> BreakerState:
         """A route's breaker state (KeyError: the route has no breaker)."""
@@ -153,7 +153,7 @@ class RouteBreakers:
             if transition is not None:
                 self._apply(consumer, transition)
             elif total:
-                self._state.breakers[breaker.route] = breaker.snapshot()
+                self._publish(breaker.route)
 
     # --- any thread --------------------------------------------------------------------
 
@@ -180,7 +180,6 @@ class RouteBreakers:
 
     def _apply(self, consumer: Consumer, t: BreakerTransition) -> None:
         breaker = self._breakers[t.route]
-        self._state.breakers[t.route] = breaker.snapshot()
         pausing = breaker.spec.action is BreakerAction.PAUSE
         level = logging.WARNING if t.after is BreakerState.OPEN else logging.INFO
         log.log(
@@ -199,6 +198,7 @@ class RouteBreakers:
         )
         self._hooks.on_breaker(t)
         if not pausing:
+            self._publish(t.route)
             return
         mine = [k for k in self._assigned if self._route_of(k[0]) == t.route]
         if breaker.consuming:
@@ -208,10 +208,21 @@ class RouteBreakers:
                 self._paused.difference_update(keys)
         else:
             self._pause(consumer, [k for k in mine if k not in self._paused])
+        self._publish(t.route)
+
+    def _publish(self, route: str) -> None:
+        """The route's /status entry: the breaker's snapshot and its paused partitions."""
+        paused = sum(1 for key in self._paused if self._route_of(key[0]) == route)
+        self._state.breakers[route] = self._breakers[route].snapshot() | {
+            "paused_partitions": paused
+        }
 
     def _pause(self, consumer: Consumer, keys: list[TopicPartitionKey]) -> None:
         if keys and self._call(consumer.pause, sorted(keys), "pause"):
             self._paused.update(keys)
+            for route in {self._route_of(topic) for topic, _ in keys}:
+                if route in self._breakers:
+                    self._publish(route)
 
     def _call(
         self,

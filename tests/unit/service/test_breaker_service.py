@@ -71,7 +71,7 @@ def while_paused(h: Harness, clock: Clock, step: Callable[[int], None] | None = 
         c = consumer(h)
         if c.paused and len(seen) < 10:
             positions = c.position(c.assignment())
-            seen.append((c.paused, c.assignment(), positions, h.state.breakers["ticks"]["state"]))
+            seen.append((c.paused, c.assignment(), positions, dict(h.state.breakers["ticks"])))
             if step is not None:
                 step(len(seen))
             clock.now += 30
@@ -115,8 +115,9 @@ def test_pause_stops_the_routes_partitions_staying_in_the_group_then_a_probe_res
     h.feed([BAD] * 10 + [tick.json(i) for i in range(40)])
     seen = while_paused(h, clock)
     assert h.run() == ServiceExit.OK
-    paused, assigned, positions, state = seen[0]
-    assert (paused, assigned, state) == ([SRC0], [SRC0], "open")
+    paused, assigned, positions, status = seen[0]
+    assert (paused, assigned) == ([SRC0], [SRC0])
+    assert (status["state"], status["paused_partitions"]) == ("open", 1)
     assert positions[SRC0] < 50  # the backlog waited
     assert len(seen) == 1  # the probe passed: never paused again
     assert sorted(out_values(h)) == sorted(tick.json(i) for i in range(40))
