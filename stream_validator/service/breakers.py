@@ -93,7 +93,7 @@ class RouteBreakers:
         self._paused.difference_update(keys)
 
     def poll(self, consumer: Consumer) -> None:
-        """Operator resumes, cool-downs over, new partitions of paused routes."""
+        """Operator resumes, cool-downs over; then the partitions follow the breakers."""
         while True:
             try:
                 request = self._requests.get_nowait()
@@ -109,9 +109,7 @@ class RouteBreakers:
             transition = breaker.poll()
             if transition is not None:
                 self._apply(consumer, transition)
-        stray = [k for k in self._assigned - self._paused if self._blocked(k[0])]
-        if stray:
-            self._pause(consumer, stray)
+        self._sync(consumer)
 
     def admit(self, consumer: Consumer, consumed: Consumed) -> Consumed:
         """The records to process: none of a paused route (those are read again later)."""
@@ -197,18 +195,23 @@ class RouteBreakers:
             },
         )
         self._hooks.on_breaker(t)
-        if not pausing:
-            self._publish(t.route)
-            return
-        mine = [k for k in self._assigned if self._route_of(k[0]) == t.route]
-        if breaker.consuming:
-            keys = [k for k in mine if k in self._paused]
-            if keys:
-                self._call(consumer.resume, keys, "resume")
-                self._paused.difference_update(keys)
-        else:
-            self._pause(consumer, [k for k in mine if k not in self._paused])
+        if pausing:
+            self._sync(consumer)
         self._publish(t.route)
+
+    def _sync(self, consumer: Consumer) -> None:
+        """Pause every assigned partition of a paused route (also ones a rebalance just
+        assigned), resume the others; a failed call is tried again at the next turn."""
+        if not self._paused and all(b.consuming for b in self._breakers.values()):
+            return
+        blocked = {key for key in self._assigned if self._blocked(key[0])}
+        self._pause(consumer, sorted(blocked - self._paused))
+        release = sorted(self._paused - blocked)
+        if release and self._call(consumer.resume, release, "resume"):
+            self._paused.difference_update(release)
+            for route in {self._route_of(topic) for topic, _ in release}:
+                if route in self._breakers:
+                    self._publish(route)
 
     def _publish(self, route: str) -> None:
         """The route's /status entry: the breaker's snapshot and its paused partitions."""
@@ -232,7 +235,7 @@ class RouteBreakers:
     ) -> bool:
         try:
             call(keys)
-        except KafkaClientError as exc:  # retried by the next poll (pause) or logged (resume)
+        except KafkaClientError as exc:  # _sync tries again at the next turn
             log.warning(
                 f"{name} of partitions failed", extra={"partitions": keys, "error": self._safe(exc)}
             )

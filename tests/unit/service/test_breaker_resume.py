@@ -13,10 +13,16 @@ import pytest
 
 from stream_validator.cli.main import main
 from stream_validator.errors import ResumeExit, ServiceExit
+from stream_validator.service.breaker import BreakerState, BreakerTransition
+from stream_validator.service.breakermetrics import BreakerMetrics
 from stream_validator.service.health import HealthServer
+from stream_validator.service.metrics import CollectorRegistry
+from stream_validator.service.state import ServiceState
 
 from .fakeservice import Harness
 from .test_breaker_service import BAD, consumer, gauge, harness, tick
+
+CLOSED, OPEN = BreakerState.CLOSED, BreakerState.OPEN
 
 
 @pytest.fixture
@@ -122,3 +128,27 @@ def test_resume_command_says_when_the_service_is_unreachable(
     url = f"http://127.0.0.1:{port}"
     assert main(["resume", "--route", "ticks", "--url", url]) == ResumeExit.UNREACHABLE
     assert f"service unreachable at {url}" in capsys.readouterr().err
+
+
+def test_a_resume_the_loop_has_not_acted_on_is_answered_202_queued() -> None:
+    """The loop did not take the request in time: 202 and ``queued``, never a false 200."""
+    server = HealthServer(
+        ServiceState(), host="127.0.0.1", port=0, liveness_timeout_s=1, resume=lambda r, t: None
+    ).start()
+    try:
+        assert post(server, "?route=ticks") == (
+            202,
+            {"route": "ticks", "queued": True, "waited_s": 5.0},
+        )
+    finally:
+        server.close()
+
+
+def test_breaker_metrics_refuse_a_route_without_a_breaker() -> None:
+    """A transition of a route that has no breaker is a programming error: ValueError, and
+    nothing recorded."""
+    registry = CollectorRegistry()
+    metrics = BreakerMetrics(registry, ["ticks"])
+    with pytest.raises(ValueError, match="'books' has no breaker"):
+        metrics.observe(BreakerTransition("books", CLOSED, OPEN, "r", 0.0, "share"))
+    assert registry.get_sample_value("stream_validator_breaker_state", {"route": "books"}) is None

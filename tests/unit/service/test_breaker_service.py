@@ -176,3 +176,45 @@ def test_partitions_assigned_to_a_paused_route_are_paused_and_revoked_ones_forgo
     values = sorted(out_values(h))
     expected = [tick.json(i) for i in range(20)] + [tick.json(i) for i in range(100, 120)]
     assert values == sorted(expected)
+
+
+def test_records_the_broker_refused_count_as_quarantined_in_delivery_order() -> None:
+    """Three clean records refused for good become delivery_rejected DLQ entries (produced
+    alone, out of order): the breaker sees them as three quarantined records in a row."""
+    h, _ = harness("alert", window_records=1000, max_consecutive=3)
+    h.feed([tick.json(i) for i in range(6)])
+    refused = (b'"seq":1,', b'"seq":2,', b'"seq":3,')
+    h.broker.faults.refuse = lambda r: (
+        "INVALID_RECORD"
+        if r.topic == "clean" and any(s in (r.value or b"") for s in refused)
+        else None
+    )
+    assert h.run() == ServiceExit.OK
+    assert len(h.topic("dlq")) == 3
+    assert gauge(h, "stream_validator_breaker_trips_total", reason="consecutive") == 1
+
+
+def test_a_partition_assigned_while_paused_is_paused_before_it_has_records() -> None:
+    """A rebalance gives a paused route a partition with nothing to read yet: the next loop
+    turn pauses it, so records produced to it later wait for the resume."""
+    h, clock = harness("pause", partitions=2)
+    h.feed([BAD] * 10 + [tick.json(i) for i in range(10)], partition=0)
+    idles: list[list[tuple[str, int]]] = []
+
+    def idle() -> None:
+        c = consumer(h)
+        idles.append(c.paused)
+        if len(idles) == 1:
+            c.revoke([SRC1])
+            c.reassign([SRC1])
+        elif len(idles) == 3:
+            h.feed([tick.json(i) for i in range(100, 110)], partition=1)
+            clock.now += 30  # cool-down over: the probe reads both partitions
+        elif not c.paused:
+            h.service.stop()
+
+    h.on_idle = idle
+    assert h.run() == ServiceExit.OK
+    assert idles[:3] == [[SRC0, SRC1], [SRC0], [SRC0, SRC1]]
+    expected = [tick.json(i) for i in range(10)] + [tick.json(i) for i in range(100, 110)]
+    assert sorted(out_values(h)) == sorted(expected)
