@@ -94,11 +94,8 @@ class RouteBreakers:
 
     def poll(self, consumer: Consumer) -> None:
         """Operator resumes, cool-downs over; then the partitions follow the breakers."""
-        while True:
-            try:
-                request = self._requests.get_nowait()
-            except queue.Empty:
-                break
+        while not self._requests.empty():  # only this thread takes from the queue
+            request = self._requests.get_nowait()
             breaker = self._breakers[request.route]
             request.before = str(breaker.state)
             transition = breaker.resume()
