@@ -67,7 +67,11 @@ class RouteBreakers:
         self._route_of = route_of
         self._safe = safe
         self._assigned: set[TopicPartitionKey] = set()
-        self._paused: set[TopicPartitionKey] = set()
+        self._paused: set[TopicPartitionKey] = set()  # assigned, and paused by us
+        # Revoked or lost while paused: under cooperative-sticky librdkafka keeps the pause
+        # flag of a partition through its revocation, so one assigned back may still be
+        # paused whatever its route's breaker says now; _sync sets it right either way.
+        self._stale: set[TopicPartitionKey] = set()
         self._requests: queue.SimpleQueue[_Request] = queue.SimpleQueue()
         for name in self._breakers:
             self._publish(name)
@@ -90,6 +94,7 @@ class RouteBreakers:
             self._assigned.update(keys)
             return
         self._assigned.difference_update(keys)
+        self._stale.update(self._paused.intersection(keys))
         self._paused.difference_update(keys)
 
     def poll(self, consumer: Consumer) -> None:
@@ -199,13 +204,15 @@ class RouteBreakers:
     def _sync(self, consumer: Consumer) -> None:
         """Pause every assigned partition of a paused route (also ones a rebalance just
         assigned), resume the others; a failed call is tried again at the next turn."""
-        if not self._paused and all(b.consuming for b in self._breakers.values()):
+        stale = self._stale & self._assigned
+        if not self._paused and not stale and all(b.consuming for b in self._breakers.values()):
             return
         blocked = {key for key in self._assigned if self._blocked(key[0])}
         self._pause(consumer, sorted(blocked - self._paused))
-        release = sorted(self._paused - blocked)
+        release = sorted((self._paused | stale) - blocked)
         if release and self._call(consumer.resume, release, "resume"):
             self._paused.difference_update(release)
+            self._stale.difference_update(release)
             for route in {self._route_of(topic) for topic, _ in release}:
                 if route in self._breakers:
                     self._publish(route)
@@ -220,6 +227,7 @@ class RouteBreakers:
     def _pause(self, consumer: Consumer, keys: list[TopicPartitionKey]) -> None:
         if keys and self._call(consumer.pause, sorted(keys), "pause"):
             self._paused.update(keys)
+            self._stale.difference_update(keys)
             for route in {self._route_of(topic) for topic, _ in keys}:
                 if route in self._breakers:
                     self._publish(route)

@@ -9,6 +9,7 @@ through, and every source record ends up exactly once in clean or DLQ.
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from kafka_helpers import produce
 from service_helpers import (
     REPO,
@@ -25,6 +27,7 @@ from service_helpers import (
     Stream,
     ThreadedService,
     encode,
+    free_port,
     new_stream,
     tick,
     wait_until,
@@ -232,4 +235,63 @@ def test_a_pause_mid_burst_loses_and_duplicates_nothing(
     finally:
         service.kill()
     assert resumes >= 1
+    assert_each_record_once(stream)
+
+
+def assigned(service: ServiceProcess) -> int:
+    """How many partitions the instance holds, from its rebalance log events."""
+    held: set[tuple[str, int]] = set()
+    for event in service.log_events():
+        keys = {(t, p) for t, p in event.get("partitions", [])}
+        if event.get("msg") == "partitions assigned":
+            held |= keys
+        elif event.get("msg") in ("partitions revoked", "partitions lost"):
+            held -= keys
+    return len(held)
+
+
+@pytest.mark.parametrize("resume_while_away", [False, True], ids=["paused-back", "resumed-away"])
+def test_partitions_assigned_back_follow_the_breaker(
+    kafka_bootstrap: str, tmp_path: Path, resume_while_away: bool
+) -> None:
+    """A second instance joins the group and leaves again. Partitions the paused first
+    instance gets back are paused too (the backlog waits until the resume); when the
+    breaker was resumed while they were away, they come back resumed (librdkafka kept
+    their pause flag through the revocation) and the backlog flows."""
+    stream = pause_stream(kafka_bootstrap, tmp_path, cool_down_s=3600, **AT_BURST_END)
+    good_then_burst(stream)
+    second_config = tmp_path / "second.yaml"
+    document = yaml.safe_load(stream.config.read_text())
+    document["service"]["health_port"] = free_port()
+    second_config.write_text(yaml.safe_dump(document))
+    first = ServiceProcess(stream.config, tmp_path / "first.log").start()
+    second = ServiceProcess(second_config, tmp_path / "second.log")
+    try:
+        wait_until(first.ready, 60, "readiness")
+        wait_until(
+            lambda: breaker_status(first).get("paused_partitions") == 3, 90, "the pause", 0.05
+        )
+        second.start()
+        wait_until(lambda: assigned(second) > 0, 60, "the second's share")
+        wait_until(second.ready, 30, "the second's readiness")
+        if resume_while_away:
+            assert post_resume(first)[0] == 200
+        second.signal(signal.SIGTERM)
+        assert second.wait(30) == 0, second.logs()[-3000:]
+        wait_until(lambda: assigned(first) == 3, 90, "the partitions back at the first")
+        if not resume_while_away:
+            wait_until(
+                lambda: breaker_status(first).get("paused_partitions") == 3, 30, "all paused"
+            )
+            backlog(stream)
+            time.sleep(2.0)  # ten batch timeouts: a consuming service would read the backlog
+            assert first.status()["records"] == GOOD_HEAD + BURST
+            assert not stream.all_consumed()
+            assert post_resume(first)[0] == 200
+        else:
+            backlog(stream)
+        wait_until(stream.all_consumed, 90, "the backlog committed")
+    finally:
+        first.kill()
+        second.kill()
     assert_each_record_once(stream)

@@ -197,8 +197,9 @@ class FakeConsumer:
             return
         self._callbacks[kind](keys)  # revoke: still assigned in the callback, so it can commit
         for key in keys:
+            # The pause flag stays, as librdkafka keeps it under cooperative-sticky (the
+            # service's assignment strategy): a partition assigned back may still be paused.
             self._positions.pop(key, None)
-            self._paused.discard(key)
 
     def _read(self, key: TopicPartitionKey, max_records: int, consumed: Consumed) -> None:
         log = self.broker.logs[key[0]][key[1]]

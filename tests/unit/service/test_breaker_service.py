@@ -195,8 +195,9 @@ def test_records_the_broker_refused_count_as_quarantined_in_delivery_order() -> 
 
 
 def test_a_partition_assigned_while_paused_is_paused_before_it_has_records() -> None:
-    """A rebalance gives a paused route a partition with nothing to read yet: the next loop
-    turn pauses it, so records produced to it later wait for the resume."""
+    """A rebalance gives a paused route a partition with nothing to read yet and no pause
+    flag in the client: the next loop turn pauses it, so records produced to it later wait
+    for the resume."""
     h, clock = harness("pause", partitions=2)
     h.feed([BAD] * 10 + [tick.json(i) for i in range(10)], partition=0)
     idles: list[list[tuple[str, int]]] = []
@@ -206,6 +207,7 @@ def test_a_partition_assigned_while_paused_is_paused_before_it_has_records() -> 
         idles.append(c.paused)
         if len(idles) == 1:
             c.revoke([SRC1])
+            c.resume([SRC1])  # as a partition this member never paused
             c.reassign([SRC1])
         elif len(idles) == 3:
             h.feed([tick.json(i) for i in range(100, 110)], partition=1)
@@ -216,5 +218,31 @@ def test_a_partition_assigned_while_paused_is_paused_before_it_has_records() -> 
     h.on_idle = idle
     assert h.run() == ServiceExit.OK
     assert idles[:3] == [[SRC0, SRC1], [SRC0], [SRC0, SRC1]]
+    expected = [tick.json(i) for i in range(10)] + [tick.json(i) for i in range(100, 110)]
+    assert sorted(out_values(h)) == sorted(expected)
+
+
+def test_a_partition_revoked_while_paused_and_assigned_back_after_the_resume_is_read() -> None:
+    """The client keeps a revoked partition's pause flag (librdkafka, cooperative-sticky):
+    assigned back after the breaker closed, it is resumed, and its records are read."""
+    h, clock = harness("pause", partitions=2)
+    h.feed([BAD] * 10 + [tick.json(i) for i in range(10)], partition=0)
+    h.feed([tick.json(i) for i in range(100, 110)], partition=1)
+    idles: list[list[tuple[str, int]]] = []
+
+    def idle() -> None:
+        c = consumer(h)
+        idles.append(c.paused)
+        if len(idles) == 1:
+            c.revoke([SRC1])
+        elif len(idles) == 2:
+            clock.now += 30  # half-open: resumes SRC0, SRC1 is not assigned
+            c.reassign([SRC1])
+        elif not c.paused or len(idles) > 10:
+            h.service.stop()
+
+    h.on_idle = idle
+    assert h.run() == ServiceExit.OK
+    assert idles[:2] == [[SRC0, SRC1], [SRC0]]
     expected = [tick.json(i) for i in range(10)] + [tick.json(i) for i in range(100, 110)]
     assert sorted(out_values(h)) == sorted(expected)
