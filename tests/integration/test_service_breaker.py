@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
-from kafka_helpers import produce
+from kafka_helpers import IsolationLevel, produce, read_topic, unique_group
 from service_helpers import (
     REPO,
     ServiceLog,
@@ -88,9 +88,15 @@ def backlog(stream: Stream) -> None:
     send(stream, start, [encode(tick(i)) for i in range(start, start + BACKLOG)])
 
 
-def pause_stream(bootstrap: str, tmp_path: Path, cool_down_s: float, **changes: object) -> Stream:
+def pause_stream(
+    bootstrap: str,
+    tmp_path: Path,
+    cool_down_s: float,
+    kafka: dict[str, object] | None = None,
+    **changes: object,
+) -> Stream:
     options = {"circuit_breaker": breaker("pause", cool_down_s, **changes)}
-    return new_stream(bootstrap, tmp_path, partitions=3, route_options=options)
+    return new_stream(bootstrap, tmp_path, partitions=3, route_options=options, kafka=kafka or {})
 
 
 def breaker_status(service: ServiceProcess) -> dict[str, Any]:
@@ -111,12 +117,15 @@ def paused_with_backlog_waiting(stream: Stream, service: ServiceProcess) -> int:
     return int(before)
 
 
-def assert_each_record_once(stream: Stream) -> None:
-    seen = stream.outputs_by_source()
+def assert_each_record_once(
+    stream: Stream, isolation_level: IsolationLevel = "read_uncommitted"
+) -> None:
+    seen = stream.outputs_by_source(isolation_level)
     assert len(seen) == GOOD_HEAD + BURST + BACKLOG
     assert set(seen.values()) == {1}, "no failures: nothing may be duplicated"
-    assert stream.produced(stream.clean) == GOOD_HEAD + BACKLOG
-    assert stream.produced(stream.dlq) == BURST
+    clean = read_topic(stream.bootstrap, stream.clean, isolation_level=isolation_level)
+    dlq = read_topic(stream.bootstrap, stream.dlq, isolation_level=isolation_level)
+    assert (len(clean), len(dlq)) == (GOOD_HEAD + BACKLOG, BURST)
 
 
 def test_alert_trips_and_records_keep_flowing(kafka_bootstrap: str, tmp_path: Path) -> None:
@@ -205,13 +214,16 @@ def post_resume(service: ServiceProcess) -> tuple[int, dict[str, Any]]:
         return r.status, json.loads(r.read())
 
 
+@pytest.mark.parametrize("mode", ["at-least-once", "exactly-once"])
 def test_a_pause_mid_burst_loses_and_duplicates_nothing(
-    kafka_bootstrap: str, tmp_path: Path
+    kafka_bootstrap: str, tmp_path: Path, mode: str
 ) -> None:
     """Tripped on 50 in a row, the pause comes mid-burst, with records fetched and not yet
     processed: each resume (POST /breaker/resume) re-trips on the burst's rest until it is
-    drained; every source record still lands exactly once."""
-    stream = pause_stream(kafka_bootstrap, tmp_path, cool_down_s=3600)
+    drained; every source record still lands exactly once (read_committed in exactly-once)."""
+    exactly_once = mode == "exactly-once"
+    kafka: dict[str, object] = {"transactional_id": unique_group("txn")} if exactly_once else {}
+    stream = pause_stream(kafka_bootstrap, tmp_path, cool_down_s=3600, kafka=kafka)
     good_then_burst(stream)
     backlog(stream)
     service = ServiceProcess(stream.config, tmp_path / "run.log").start()
@@ -235,7 +247,7 @@ def test_a_pause_mid_burst_loses_and_duplicates_nothing(
     finally:
         service.kill()
     assert resumes >= 1
-    assert_each_record_once(stream)
+    assert_each_record_once(stream, "read_committed" if exactly_once else "read_uncommitted")
 
 
 def assigned(service: ServiceProcess) -> int:
