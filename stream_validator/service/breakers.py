@@ -76,15 +76,6 @@ class RouteBreakers:
         for name in self._breakers:
             self._publish(name)
 
-    def state_of(self, route: str) -> BreakerState:
-        """A route's breaker state (KeyError: the route has no breaker)."""
-        return self._breakers[route].state
-
-    @property
-    def paused(self) -> list[TopicPartitionKey]:
-        """The partitions paused by a breaker."""
-        return sorted(self._paused)
-
     # --- the loop thread ---------------------------------------------------------------
 
     def rebalanced(self, event: str, keys: list[TopicPartitionKey]) -> None:
