@@ -19,7 +19,8 @@ Every exception the package raises on purpose derives from one root::
     ├── KafkaClientError                     a Kafka client call failed (carries KafkaErrorInfo)
     ├── ReadStalledError                     a topic range stopped arriving
     ├── ReplaySetupError                     replay cannot start (a topic is missing)
-    └── ReplayKafkaError                     a Kafka-side problem mid-replay
+    ├── ReplayKafkaError                     a Kafka-side problem mid-replay
+    └── UnknownRouteError (also LookupError) a breaker resume for no route with a breaker
 
 Two internal ValueErrors are turned into ConfigError / ContractFileError by their callers:
 ``YamlFileError`` (an unreadable YAML text, or one that does not decode into its typed form)
@@ -158,6 +159,10 @@ class ReplayKafkaError(StreamValidatorError):
     """A Kafka-side problem found mid-run, e.g. a source topic that is gone (exit code 3)."""
 
 
+class UnknownRouteError(StreamValidatorError, LookupError):
+    """A breaker resume names no route, or a route without a ``circuit_breaker``."""
+
+
 class TopicAdminError(StreamValidatorError):
     """The broker cannot be reached, or a topic cannot be created; the message says which."""
 
@@ -199,3 +204,13 @@ class SimulateExit(enum.IntEnum):
     OK = 0
     FAILED = 1
     USAGE = 2
+
+
+class ResumeExit(enum.IntEnum):
+    """``resume``."""
+
+    OK = 0  # the breaker is closed (it may have been already)
+    UNKNOWN_ROUTE = 1  # no such route, or the route has no circuit_breaker
+    USAGE = 2  # bad arguments or config
+    UNREACHABLE = 3  # no answer from the service's health port (or an unexpected one)
+    PENDING = 4  # queued, but the service's loop did not act on it in time

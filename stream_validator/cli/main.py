@@ -3,7 +3,8 @@
 Each command module registers its subcommands with ``add_parser`` and sets ``run`` on
 the parsed arguments; ``main`` parses once and calls it. Exit codes: ``errors.CheckExit``
 for ``check-contract``/``validate`` (0 valid, 1 invalid, 2 usage or setup error); the other
-commands document theirs (``ServiceExit``, ``ReplayExit``, ``SimulateExit``).
+commands document theirs (``ServiceExit``, ``ResumeExit``, ``ReplayExit``,
+``SimulateExit``).
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ import sys
 from collections.abc import Sequence
 
 from stream_validator import __version__
-from stream_validator.cli import devkafka, files, replay, service, simulate
+from stream_validator.cli import devkafka, files, replay, resume, service, simulate
 from stream_validator.errors import CheckExit, StreamValidatorError
 
 #: Every command, in the order ``--help`` lists them.
-COMMANDS = (files, service, simulate, devkafka, replay)
+COMMANDS = (files, service, resume, simulate, devkafka, replay)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -81,6 +81,8 @@ class RouteDoc(_Section, frozen=True):
     source_pattern: str | None = None
     on_null_ceiling_breach: Literal["alert", "quarantine"] | UnsetType = UNSET
     max_payload_bytes: Annotated[int, Meta(gt=0)] | UnsetType = UNSET
+    # Checked key by key (and between keys) by ``config.breaker``, which names each one.
+    circuit_breaker: dict[str, object] | None = None
 
 
 class ConfigDoc(_Section, frozen=True):

@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from stream_validator.config import topicpattern
+from stream_validator.config.breaker import BreakerSpec, breaker_spec_from_mapping
 from stream_validator.config.redaction import is_secret_key
 from stream_validator.config.redaction import redacted as redacted  # re-exported
 from stream_validator.config.redaction import scrub as scrub  # re-exported
@@ -57,6 +58,7 @@ class RouteConfig:
     source_pattern: str | None = None
     on_null_ceiling_breach: str = "alert"
     max_payload_bytes: int = DEFAULT_MAX_MESSAGE_BYTES - PAYLOAD_HEADROOM_BYTES
+    circuit_breaker: BreakerSpec | None = None  # None: the route has no breaker
 
     def matches(self, topic: str) -> bool:
         """True when a source topic belongs to this route (a pattern matches the whole name)."""
@@ -233,6 +235,9 @@ def _route(config: ServiceConfig, index: int, doc: RouteDoc, base_dir: Path) -> 
             f"{at('max_payload_bytes')}: {max_payload} must leave {PAYLOAD_HEADROOM_BYTES} bytes"
             " of service.max_message_bytes for key and headers"
         )
+    breaker = None
+    if doc.circuit_breaker is not None:
+        breaker = breaker_spec_from_mapping(doc.circuit_breaker, at("circuit_breaker"))
     contract_path = base_dir / doc.contract  # an absolute path replaces base_dir
     try:
         contract = load_contract(contract_path)
@@ -248,6 +253,7 @@ def _route(config: ServiceConfig, index: int, doc: RouteDoc, base_dir: Path) -> 
         source_pattern=doc.source_pattern,
         on_null_ceiling_breach=doc.on_null_ceiling_breach or "alert",
         max_payload_bytes=max_payload,
+        circuit_breaker=breaker,
     )
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from stream_validator import __version__
 from stream_validator.config.settings import RouteConfig, ServiceConfig, load_config, redacted
 from stream_validator.errors import ConfigError, ServiceExit
+from stream_validator.service.breakermetrics import BreakerMetrics
 from stream_validator.service.health import HealthServer
 from stream_validator.service.integritymetrics import IntegrityMetrics
 from stream_validator.service.logs import configure_logging
@@ -35,7 +36,9 @@ log = logging.getLogger("stream_validator.service.app")
 
 
 def metrics_hooks(
-    metrics: ServiceMetrics, integrity: IntegrityMetrics | None = None
+    metrics: ServiceMetrics,
+    integrity: IntegrityMetrics | None = None,
+    breakers: BreakerMetrics | None = None,
 ) -> ServiceHooks:
     """Hooks that feed the service's events into Prometheus metrics."""
 
@@ -58,7 +61,7 @@ def metrics_hooks(
             for topic, partition in partitions:
                 metrics.remove_partition(topic, partition)
 
-    return ServiceHooks(
+    hooks = ServiceHooks(
         on_batch=on_batch,
         on_clean_latencies=metrics.observe_end_to_end_latency,
         on_delivery_failure=metrics.inc_delivery_failure,
@@ -69,6 +72,9 @@ def metrics_hooks(
         on_ready=metrics.set_ready,
         on_hook_error=metrics.inc_hook_error,
     )
+    if breakers is not None:
+        hooks.on_breaker = breakers.observe
+    return hooks
 
 
 def set_integrity_metrics(integrity: IntegrityMetrics, route: RouteConfig) -> None:
@@ -101,14 +107,19 @@ def run_service(config_path: str, environ: Mapping[str, str] | None = None) -> i
         nullable = [f.name for f in route.contract.fields if f.is_nullable]
         metrics.set_null_ceiling(route.contract.name, nullable, route.contract.max_allowed_null_pct)
         set_integrity_metrics(integrity, route)
+    breaker_metrics = BreakerMetrics(
+        registry, [r.name for r in config.routes if r.circuit_breaker is not None]
+    )
     state = ServiceState()
     try:
-        service = StreamService(config, hooks=metrics_hooks(metrics, integrity), state=state)
+        hooks = metrics_hooks(metrics, integrity, breaker_metrics)
+        service = StreamService(config, hooks=hooks, state=state)
         health = HealthServer(
             state,
             host=config.health_host,
             port=config.health_port,
             liveness_timeout_s=config.liveness_timeout_s,
+            resume=service.breakers.request_resume,
         ).start()
         metrics_server: MetricsServer | None = None
         if config.metrics_enabled:
@@ -219,6 +230,9 @@ def _startup_summary(config: ServiceConfig) -> dict[str, Any]:
                 "clean": r.clean_topic,
                 "dlq": r.dlq_topic,
                 "on_null_ceiling_breach": r.on_null_ceiling_breach,
+                "circuit_breaker": (
+                    str(r.circuit_breaker.action) if r.circuit_breaker is not None else None
+                ),
             }
             for r in config.routes
         ],

@@ -29,12 +29,13 @@ What must hold:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
-from stream_validator.errors import ConfigError
+from stream_validator.config.breaker import BreakerAction, BreakerSpec
+
+__all__ = ["BreakerAction", "BreakerSpec", "BreakerState", "BreakerTransition", "CircuitBreaker"]
 
 
 class BreakerState(StrEnum):
@@ -43,41 +44,6 @@ class BreakerState(StrEnum):
     CLOSED = "closed"
     OPEN = "open"
     HALF_OPEN = "half_open"
-
-
-class BreakerAction(StrEnum):
-    """What the service does while the breaker is open."""
-
-    ALERT = "alert"  # keep consuming; event, metric, alert rule
-    PAUSE = "pause"  # stop consuming the route's partitions, staying in the group
-
-
-@dataclass(frozen=True, slots=True)
-class BreakerSpec:
-    """A route's ``circuit_breaker`` settings; ConfigError names the offending key."""
-
-    action: BreakerAction = BreakerAction.ALERT
-    window_records: int = 1000
-    max_quarantined_share: float = 0.5
-    min_records: int | None = None  # None: the window must be full
-    max_consecutive: int | None = 100  # None: no run limit
-    cool_down_s: float = 60.0
-    probe_records: int = 100
-
-    def __post_init__(self) -> None:
-        problems = []
-        if self.window_records < 1:
-            problems.append("window_records must be >= 1")
-        if not 0.0 <= self.max_quarantined_share < 1.0:
-            problems.append("max_quarantined_share must be in [0, 1) (a share, not a percent)")
-        if self.min_records is not None and not 1 <= self.min_records <= self.window_records:
-            problems.append("min_records must be between 1 and window_records")
-        if self.max_consecutive is not None and self.max_consecutive < 1:
-            problems.append("max_consecutive must be >= 1")
-        if self.cool_down_s < 0 or self.probe_records < 1:
-            problems.append("cool_down_s must be >= 0 and probe_records >= 1")
-        if problems:
-            raise ConfigError("; ".join(problems))
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +55,9 @@ class BreakerTransition:
     after: BreakerState
     reason: str
     at: float
+    #: The reason as a closed set (a metric label): ``share`` or ``consecutive`` for a trip
+    #: or a failed probe, ``cool_down``, ``probe_passed``, ``operator``.
+    cause: str = ""
 
 
 class CircuitBreaker:
@@ -130,13 +99,14 @@ class CircuitBreaker:
             return self._probe(total, len(quarantined), longest, run_reason)
         self._push(total, quarantined)
         if limit is not None and longest >= limit:
-            return self._trip(run_reason)
+            return self._trip(run_reason, "consecutive")
         needed = self.spec.min_records or self.spec.window_records
         share = self.window_share
         if self._filled >= needed and share > self.spec.max_quarantined_share:
             return self._trip(
                 f"quarantined share {share:.3f} over the last {self._filled} records"
-                f" > {self.spec.max_quarantined_share:g}"
+                f" > {self.spec.max_quarantined_share:g}",
+                "share",
             )
         return None
 
@@ -147,13 +117,15 @@ class CircuitBreaker:
         if self._clock() - self._opened_at < self.spec.cool_down_s:
             return None
         self._probe_total = self._probe_bad = self._run = 0
-        return self._move(BreakerState.HALF_OPEN, f"cool-down of {self.spec.cool_down_s:g} s over")
+        return self._move(
+            BreakerState.HALF_OPEN, f"cool-down of {self.spec.cool_down_s:g} s over", "cool_down"
+        )
 
     def resume(self) -> BreakerTransition | None:
         """Close by operator request (``stream-validator resume``, HTTP); None if closed."""
         if self.state is BreakerState.CLOSED:
             return None
-        return self._close("resumed by operator")
+        return self._close("resumed by operator", "operator")
 
     def snapshot(self) -> dict[str, object]:
         """JSON-ready state for ``/status``."""
@@ -201,69 +173,33 @@ class CircuitBreaker:
         self._probe_bad += bad
         limit = self.spec.max_consecutive
         if limit is not None and longest >= limit:
-            return self._reopen(f"probe failed: {run_reason}")
+            return self._reopen(f"probe failed: {run_reason}", "consecutive")
         if self._probe_total < self.spec.probe_records:
             return None
         share = self._probe_bad / self._probe_total
         if share > self.spec.max_quarantined_share:
             return self._reopen(
                 f"probe failed: quarantined share {share:.3f} over {self._probe_total} records"
-                f" > {self.spec.max_quarantined_share:g}"
+                f" > {self.spec.max_quarantined_share:g}",
+                "share",
             )
-        return self._close(f"probe passed: quarantined share {share:.3f}")
+        return self._close(f"probe passed: quarantined share {share:.3f}", "probe_passed")
 
-    def _trip(self, reason: str) -> BreakerTransition:
+    def _trip(self, reason: str, cause: str) -> BreakerTransition:
         self.trips += 1
         self._opened_at = self._clock()
-        return self._move(BreakerState.OPEN, reason)
+        return self._move(BreakerState.OPEN, reason, cause)
 
-    def _reopen(self, reason: str) -> BreakerTransition:
+    def _reopen(self, reason: str, cause: str) -> BreakerTransition:
         self.reopens += 1
         self._opened_at = self._clock()
-        return self._move(BreakerState.OPEN, reason)
+        return self._move(BreakerState.OPEN, reason, cause)
 
-    def _close(self, reason: str) -> BreakerTransition:
+    def _close(self, reason: str, cause: str) -> BreakerTransition:
         self._ring[:] = bytes(len(self._ring))
         self._pos = self._filled = self._bad = self._run = 0
-        return self._move(BreakerState.CLOSED, reason)
+        return self._move(BreakerState.CLOSED, reason, cause)
 
-    def _move(self, after: BreakerState, reason: str) -> BreakerTransition:
+    def _move(self, after: BreakerState, reason: str, cause: str) -> BreakerTransition:
         before, self.state = self.state, after
-        return BreakerTransition(self.route, before, after, reason, self._clock())
-
-
-_COUNTS = ("window_records", "min_records", "max_consecutive", "probe_records")
-_NULLABLE = frozenset({"min_records", "max_consecutive"})
-_SECONDS_OR_SHARE = ("max_quarantined_share", "cool_down_s")
-
-
-def breaker_spec_from_mapping(raw: object, where: str) -> BreakerSpec:
-    """A route's ``circuit_breaker`` mapping as a BreakerSpec; ConfigError names ``where``."""
-    if not isinstance(raw, Mapping):
-        raise ConfigError(f"{where}: must be a mapping")
-    allowed = {"action", *_COUNTS, *_SECONDS_OR_SHARE}
-    unknown = sorted(str(key) for key in raw if key not in allowed)
-    problems = []
-    if unknown:
-        known = ", ".join(sorted(allowed))
-        problems.append(f"unknown key(s) {', '.join(unknown)} (allowed: {known})")
-    options: dict[str, Any] = {}
-    for key in (*_COUNTS, *_SECONDS_OR_SHARE):
-        if key not in raw:
-            continue
-        value = options[key] = raw[key]
-        kinds: tuple[type, ...] = (int,) if key in _COUNTS else (int, float)
-        if value is None and key in _NULLABLE:
-            continue
-        if not isinstance(value, kinds) or isinstance(value, bool):
-            wanted = "a whole number" if key in _COUNTS else "a number"
-            problems.append(f"{key} must be {wanted}, got {value!r}")
-    action = raw.get("action", "alert")
-    if action not in {a.value for a in BreakerAction}:
-        problems.append(f"action must be alert or pause, got {action!r}")
-    if problems:
-        raise ConfigError(f"{where}: " + "; ".join(problems))
-    try:
-        return BreakerSpec(action=BreakerAction(action), **options)
-    except ConfigError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
+        return BreakerTransition(self.route, before, after, reason, self._clock(), cause)

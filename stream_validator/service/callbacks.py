@@ -28,6 +28,7 @@ class ClientCallbacks:
         set_ready: Callable[[bool], None],
         commit_pending: Callable[[str], None],
         drop_partitions: Callable[[list[TopicPartitionKey]], None],
+        rebalanced: Callable[[str, list[TopicPartitionKey]], None] | None = None,
     ) -> None:
         self.state = state
         self.hooks = hooks
@@ -35,21 +36,25 @@ class ClientCallbacks:
         self._set_ready = set_ready
         self._commit_pending = commit_pending
         self._drop_partitions = drop_partitions
+        self._rebalanced = rebalanced or (lambda _event, _keys: None)
         #: Set by a fatal client error; the loop stops with exit 1.
         self.fatal: str | None = None
 
     def on_assign(self, keys: list[TopicPartitionKey]) -> None:
         log.info("partitions assigned", extra={"partitions": keys})
+        self._rebalanced("assigned", keys)
         self.hooks.on_rebalance("assigned", keys)
 
     def on_revoke(self, keys: list[TopicPartitionKey]) -> None:
         self._commit_pending("revoke")  # synchronous, before the partitions move on
         self._drop_partitions(keys)
+        self._rebalanced("revoked", keys)
         log.info("partitions revoked", extra={"partitions": keys})
         self.hooks.on_rebalance("revoked", keys)
 
     def on_lost(self, keys: list[TopicPartitionKey]) -> None:
         self._drop_partitions(keys)  # never commit for lost partitions: another member owns them
+        self._rebalanced("lost", keys)
         log.warning("partitions lost", extra={"partitions": keys})
         self.hooks.on_rebalance("lost", keys)
 

@@ -66,9 +66,10 @@ class Flight:
         for plan in self.plans:
             end = start + len(plan.outputs)
             outputs = self.outputs[start:end]
-            dlq = [out for out in outputs if out.kind != "clean"]
+            dlq = [i for i, out in enumerate(outputs) if out.kind != "clean"]
             route = RouteDelivery(plan, clean=len(outputs) - len(dlq), dlq=len(dlq))
-            route.truncated = sum(out.truncated for out in dlq)
+            route.quarantined = dlq
+            route.truncated = sum(outputs[i].truncated for i in dlq)
             route.replaced = sum(1 for index in self.replaced if start <= index < end)
             route.latencies = [
                 max(acked_at - out.timestamp_ms / 1000.0, 0.0)

@@ -1,4 +1,5 @@
-"""Liveness, readiness and status over HTTP (``/healthz``, ``/readyz``, ``/status``).
+"""Liveness, readiness and status over HTTP (``/healthz``, ``/readyz``, ``/status``), and
+the operator's ``POST /breaker/resume?route=NAME`` that closes a route's circuit breaker.
 
 Bounded against slow or idle clients (``httpbound.py``): a read timeout per request and a
 cap on connection threads, the oldest half-sent request evicted when the cap is reached.
@@ -8,10 +9,13 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from stream_validator.codec import encode_json
+from stream_validator.errors import UnknownRouteError
 from stream_validator.service.httpbound import (
     MAX_CONNECTIONS,
     READ_TIMEOUT_S,
@@ -23,6 +27,12 @@ from stream_validator.service.state import ServiceState
 LIVENESS_PATH = "/healthz"
 READINESS_PATH = "/readyz"
 STATUS_PATH = "/status"
+RESUME_PATH = "/breaker/resume"
+#: How long POST /breaker/resume waits for the loop to close the breaker (it turns at least
+#: every batch.timeout_s); past it the answer is 202: queued, not yet done.
+RESUME_WAIT_S = 5.0
+#: ``RouteBreakers.request_resume``: (state before, state after), None if not done in time.
+ResumeCall = Callable[[str, float], "tuple[str, str] | None"]
 
 
 class HealthServer:
@@ -37,8 +47,10 @@ class HealthServer:
         liveness_timeout_s: float,
         max_connections: int = MAX_CONNECTIONS,
         read_timeout_s: float = READ_TIMEOUT_S,
+        resume: ResumeCall | None = None,
     ) -> None:
         self.state = state
+        self.resume = resume
         self.liveness_timeout_s = liveness_timeout_s
         handler = _handler_for(self, read_timeout_s)
         self._server = BoundedHTTPServer((host, port), handler, max_connections=max_connections)
@@ -87,7 +99,22 @@ class HealthServer:
             "hook_errors": state.hook_errors,
             "last_error": state.last_error,
             "recent_batches": state.recent_events[-5:],
+            "breakers": dict(state.breakers),
         }
+
+    def resume_breaker(self, route: str | None) -> tuple[int, dict[str, Any]]:
+        """The HTTP status and body of ``POST /breaker/resume?route=NAME``."""
+        if route is None:
+            return 400, {"error": "missing query parameter: route=NAME"}
+        if self.resume is None:
+            return 404, {"error": "this server does not control circuit breakers"}
+        try:
+            done = self.resume(route, RESUME_WAIT_S)
+        except UnknownRouteError as exc:
+            return 404, {"error": str(exc)}
+        if done is None:
+            return 202, {"route": route, "queued": True, "waited_s": RESUME_WAIT_S}
+        return 200, {"route": route, "before": done[0], "state": done[1]}
 
 
 def _handler_for(server: HealthServer, read_timeout_s: float) -> type[BaseHTTPRequestHandler]:
@@ -109,6 +136,14 @@ def _handler_for(server: HealthServer, read_timeout_s: float) -> type[BaseHTTPRe
                     404,
                     {"error": "not found", "paths": [LIVENESS_PATH, READINESS_PATH, STATUS_PATH]},
                 )
+
+        def do_POST(self) -> None:
+            url = urlsplit(self.path)
+            if url.path != RESUME_PATH:
+                self._reply(404, {"error": "not found", "paths": [RESUME_PATH]})
+                return
+            routes = parse_qs(url.query).get("route")
+            self._reply(*server.resume_breaker(routes[0] if routes else None))
 
         def _reply(self, code: int, body: dict[str, Any]) -> None:
             data = encode_json(body)

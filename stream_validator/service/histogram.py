@@ -12,22 +12,25 @@ on the injected registry, exposed exactly like a ``Histogram`` (``_bucket`` with
 from __future__ import annotations
 
 import threading
+import time
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from math import isfinite
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import HistogramMetricFamily, Metric
+from prometheus_client.samples import Sample
 from prometheus_client.utils import floatToGoString
 
 
 class _Series:
-    __slots__ = ("count", "cumulative", "sum")
+    __slots__ = ("count", "created", "cumulative", "sum")
 
     def __init__(self, buckets: int) -> None:
         self.cumulative = [0] * buckets  # values <= each bound
         self.count = 0
         self.sum = 0.0
+        self.created = time.time()  # the ``_created`` sample, as prometheus_client's own
 
 
 class BatchHistogram:
@@ -89,10 +92,14 @@ class BatchHistogram:
     def collect(self) -> Iterator[Metric]:
         family = HistogramMetricFamily(self._name, self._documentation, labels=self._labelnames)
         with self._lock:
-            snapshot = [(k, list(s.cumulative), s.count, s.sum) for k, s in self._series.items()]
-        for labels, cumulative, count, total in snapshot:
+            snapshot = [
+                (k, list(s.cumulative), s.count, s.sum, s.created) for k, s in self._series.items()
+            ]
+        for labels, cumulative, count, total, created in snapshot:
             buckets = [*zip(self._les, cumulative, strict=True), ("+Inf", count)]
             family.add_metric(list(labels), buckets, total)
+            named = dict(zip(self._labelnames, labels, strict=True))
+            family.samples.append(Sample(f"{self._name}_created", named, created))
         yield family
 
     def describe(self) -> Iterator[Metric]:

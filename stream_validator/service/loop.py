@@ -6,8 +6,10 @@ acknowledged, with the ``Outcome`` of every batch that finished meanwhile (``pol
 nothing was consumed); this loop only reads them:
 report a delivered batch (``reporting.py``, counted from acknowledgements), rewind and back
 off after a failed one, re-read at once after refusals, halt when a record cannot go
-anywhere. The Kafka clients come from a ``ports.ClientFactory``: librdkafka in production,
-the in-memory fake broker in unit tests.
+anywhere. Each route's DLQ circuit breaker (``breakers.py``) is fed every delivered batch,
+polled every turn, and pauses or resumes the route's partitions. The Kafka clients come
+from a ``ports.ClientFactory``: librdkafka in production, the in-memory fake broker in unit
+tests.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from stream_validator.errors import FatalTransactionError, KafkaClientError, Ser
 from stream_validator.kafka.clients import ServiceClients
 from stream_validator.kafka.ports import ClientFactory, Consumed, Consumer
 from stream_validator.records import SourceRecord, TopicPartitionKey
+from stream_validator.service.breakers import RouteBreakers
 from stream_validator.service.callbacks import ClientCallbacks
 from stream_validator.service.commit import BatchOffsets, Committer, Outcome, Status
 from stream_validator.service.pipeline import BatchPlan, RouteProcessor
@@ -51,6 +54,7 @@ class StreamService:
         state: ServiceState | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         clients: ClientFactory | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config
         self.state = state or ServiceState()
@@ -65,6 +69,7 @@ class StreamService:
             set_ready=self._set_ready,
             commit_pending=self._commit_pending,
             drop_partitions=self._drop_partitions,
+            rebalanced=self._rebalanced,
         )
         self._clock = clock
         self._stop = threading.Event()
@@ -79,6 +84,15 @@ class StreamService:
             for route in config.routes
         }
         self._topic_routes: dict[str, RouteConfig | None] = {}
+        #: The routes' DLQ circuit breakers (``breakers.py``), on the monotonic clock.
+        self.breakers = RouteBreakers(
+            config.routes,
+            clock=monotonic,
+            hooks=self.hooks,
+            state=self.state,
+            route_of=self._route_name,
+            safe=self._safe,
+        )
         self._failed_in_a_row = 0
         self._rereads_in_a_row = 0
         self._readiness = Readiness(
@@ -158,6 +172,7 @@ class StreamService:
     def _loop(self, consumer: Consumer, committer: Committer) -> int:
         while not self._stop.is_set():
             self._heartbeat()
+            self.breakers.poll(consumer)
             if self._callbacks.fatal is not None:
                 log.error("fatal Kafka error; stopping", extra={"error": self._callbacks.fatal})
                 return ServiceExit.FATAL
@@ -171,6 +186,7 @@ class StreamService:
                 return ServiceExit.FATAL
             for error in consumed.errors:
                 self._callbacks.on_message_error(error.info)
+            consumed = self.breakers.admit(consumer, consumed)
             if consumed.records:
                 planned = self._plan(consumed)
                 if planned is None:
@@ -272,6 +288,7 @@ class StreamService:
         self._seek(consumer, outcome.rewind)
         if outcome.status is Status.DELIVERED:
             self._reporter.report(outcome, outcome.duration_s)
+            self.breakers.record(consumer, outcome)
             self._failed_in_a_row = self._rereads_in_a_row = 0
             if not self.state.ready:
                 self._set_ready(True)
@@ -342,6 +359,9 @@ class StreamService:
         for processor in self._processors.values():
             processor.drop_state(keys)
 
+    def _rebalanced(self, event: str, keys: list[TopicPartitionKey]) -> None:
+        self.breakers.rebalanced(event, keys)
+
     def _committed(self) -> None:
         self.state.commits += 1
         self.hooks.on_commit(time.time())
@@ -362,6 +382,10 @@ class StreamService:
                 (r for r in self.config.routes if r.matches(topic)), None
             )
         return self._topic_routes[topic]
+
+    def _route_name(self, topic: str) -> str | None:
+        route = self._route_for(topic)
+        return route.name if route is not None else None
 
     def _note_error(self, text: str) -> None:
         text = self._safe(text)

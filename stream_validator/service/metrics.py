@@ -1,5 +1,6 @@
 """Prometheus metrics of the streaming service; with ``integritymetrics`` (per-symbol state,
-NaN/±Inf rates) the only modules that import prometheus_client.
+NaN/±Inf rates), ``breakermetrics`` (the circuit breakers') and ``histogram`` (a histogram
+fed per batch) the only modules that import prometheus_client.
 
 Every metric lives on an injected ``CollectorRegistry`` (never the global one), so each
 service instance and each test owns its metrics.
@@ -61,7 +62,7 @@ REBALANCE_EVENTS = frozenset({"assigned", "revoked", "lost"})
 OUTPUTS = frozenset({"clean", "dlq"})
 HOOKS = frozenset(
     {"on_batch", "on_clean_latencies", "on_delivery_failure", "on_truncated", "on_rebalance",
-     "on_commit", "on_stats", "on_ready", "batch report"}
+     "on_commit", "on_stats", "on_ready", "on_breaker", "batch report"}
 )  # fmt: skip
 VIOLATION_KINDS = frozenset(str(kind) for kind in ViolationKind)
 MAX_DECLARED_FIELD_LABELS = 1000

@@ -31,6 +31,8 @@ class RouteDelivery:
     truncated: int = 0
     replaced: int = 0  # clean outputs delivered to the DLQ instead (oversized, delivery_rejected)
     latencies: list[float] = field(default_factory=list)  # source timestamp -> clean ack, s
+    #: Where the DLQ outputs sit in the route batch (ascending): the circuit breaker's input.
+    quarantined: list[int] = field(default_factory=list)
 
     @property
     def route(self) -> str:
@@ -73,12 +75,14 @@ class OutputStage:
     def send(self, producer: Producer, plans: Sequence[BatchPlan]) -> Sent:
         """Produce every output of the plans, wait for the acknowledgements, sort them out."""
         plan_of: dict[Coordinates, BatchPlan] = {}
+        index_of: dict[Coordinates, int] = {}
         planned_clean: set[Coordinates] = set()
         prepared: list[OutputRecord] = []
         for plan in plans:
-            for output in plan.outputs:
+            for index, output in enumerate(plan.outputs):
                 key = coordinates(output.source)
                 plan_of[key] = plan
+                index_of[key] = index
                 if output.kind == "clean":
                     planned_clean.add(key)
                 prepared.append(self.replacements.prepare(plan, output))
@@ -97,13 +101,14 @@ class OutputStage:
             too_large=too_large,
             clock=self._clock,
         )
-        return _sort(deliveries, plans, plan_of, planned_clean)
+        return _sort(deliveries, plans, plan_of, index_of, planned_clean)
 
 
 def _sort(
     deliveries: Deliveries[OutputRecord],
     plans: Sequence[BatchPlan],
     plan_of: dict[Coordinates, BatchPlan],
+    index_of: dict[Coordinates, int],
     planned_clean: set[Coordinates],
 ) -> Sent:
     routes = {plan.route: RouteDelivery(plan) for plan in plans}
@@ -116,6 +121,8 @@ def _sort(
         if status is Status.DELIVERED:
             sent.acked.append(output.source)
             _count(route, output, delivery.acked_at, planned_clean=key in planned_clean)
+            if output.kind != "clean":
+                route.quarantined.append(index_of[key])
         elif status in (Status.REFUSED, Status.TOO_LARGE):
             reason = str(error) if error is not None else status.value
             sent.refused.append(
@@ -125,6 +132,8 @@ def _sort(
             sent.failed.append((route.route, output.kind, str(error)))
         else:
             sent.unacked += 1
+    for delivered in sent.routes:
+        delivered.quarantined.sort()  # suspects are produced alone, out of order
     return sent
 
 

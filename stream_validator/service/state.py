@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from stream_validator.records import TopicPartitionKey
+from stream_validator.service.breaker import BreakerTransition
 from stream_validator.service.outputs import RouteDelivery
 
 
@@ -31,6 +32,7 @@ class ServiceHooks:
     on_commit: Callable[[float], None] = _noop
     on_stats: Callable[[Mapping[str, Any]], None] = _noop
     on_ready: Callable[[bool], None] = _noop
+    on_breaker: Callable[[BreakerTransition], None] = _noop
     on_hook_error: Callable[[str], None] = _noop
 
 
@@ -68,6 +70,8 @@ class ServiceState:
     commits: int = 0
     hook_errors: int = 0
     recent_events: list[dict[str, Any]] = field(default_factory=list)
+    #: route -> its circuit breaker's snapshot (routes with a breaker only).
+    breakers: dict[str, dict[str, object]] = field(default_factory=dict)
     max_events: int = 20
 
     def remember(self, event: dict[str, Any]) -> None:

@@ -13,6 +13,7 @@ import yaml
 from prometheus_client import CollectorRegistry
 
 from stream_validator import SchemaContractValidationReport
+from stream_validator.service.breakermetrics import BreakerMetrics
 from stream_validator.service.metrics import ServiceMetrics
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
@@ -30,6 +31,7 @@ EXPECTED_ALERTS = {
     "ConsumerLagGrowing",
     "DeliveryFailures",
     "StreamValidatorDown",
+    "CircuitBreakerOpen",
 }
 SEVERITIES = {"info", "warning", "critical"}
 PROMQL_FUNCTIONS = {
@@ -48,7 +50,8 @@ _IDENTIFIER = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*(?=\s*(\(?))")
 
 
 def registered_names() -> set[str]:
-    """Every sample name a ServiceMetrics exposes once each of its methods has run."""
+    """Every sample name ServiceMetrics (once each of its methods has run) and BreakerMetrics
+    expose."""
     registry = CollectorRegistry()
     metrics = ServiceMetrics(registry)
     metrics.set_build_info("0.1.0", {"tick": "1"})
@@ -77,6 +80,7 @@ def registered_names() -> set[str]:
     metrics.inc_dlq_truncated("ticks")
     metrics.set_last_commit(1.0)
     metrics.set_ready(True)
+    BreakerMetrics(registry, ["ticks"])  # every breaker series exists from the start
     return {sample.name for family in registry.collect() for sample in family.samples}
 
 

@@ -76,6 +76,9 @@ class Faults:
     txn_errors: dict[str, list[KafkaErrorInfo]] = field(default_factory=dict)
     #: errors the next consumer commits raise, one per call.
     commit_errors: list[KafkaErrorInfo] = field(default_factory=list)
+    #: records a partition still returns in the first consume() after its pause(), as
+    #: librdkafka may hand out messages it fetched before the pause.
+    fetched_past_pause: int = 0
     #: called after every produce() with the running count and the record.
     on_produce: Callable[[int, Producible], None] | None = None
     produced: int = 0
@@ -190,7 +193,8 @@ class FakeBroker:
         auto_offset_reset: str = "earliest",
         on_idle: Callable[[], None] | None = None,
     ) -> FakeConsumer:
-        """A consumer of ``group``; ``on_idle`` runs whenever consume() finds nothing."""
+        """A consumer of ``group``; ``on_idle`` runs whenever a consume() that would wait
+        (timeout > 0) finds nothing."""
         from stream_validator.kafka.fake.consumer import FakeConsumer
 
         return FakeConsumer(
@@ -304,7 +308,8 @@ class FakeClients:
     """``ports.ClientFactory`` over a fake broker: what the service gets in unit tests.
 
     Error callbacks are kept (``error_callbacks``) so a test can raise client errors through
-    them; ``on_idle`` runs whenever a consumer finds nothing (e.g. to stop the service).
+    them; ``on_idle`` runs whenever a consumer that would wait finds nothing (e.g. to stop
+    the service).
     """
 
     def __init__(

@@ -52,6 +52,7 @@ class FakeConsumer:
         self._reset = auto_offset_reset
         self._positions: dict[TopicPartitionKey, int] = {}
         self._paused: set[TopicPartitionKey] = set()
+        self._just_paused: set[TopicPartitionKey] = set()  # for faults.fetched_past_pause
         self._eof_told: set[TopicPartitionKey] = set()
         self._subscription: list[str] | None = None
         self._callbacks: dict[str, RebalanceCallback] = {}
@@ -102,7 +103,13 @@ class FakeConsumer:
         for key in sorted(self._positions):
             if key not in self._paused and len(consumed.records) < max_records:
                 self._read(key, max_records, consumed)
-        if not consumed.records and not consumed.errors and self.on_idle is not None:
+            elif key in self._just_paused and self.broker.faults.fetched_past_pause:
+                limit = len(consumed.records) + self.broker.faults.fetched_past_pause
+                self._read(key, min(max_records, limit), consumed)
+        self._just_paused.clear()
+        # Idle: a call that would wait finds nothing (a non-blocking look is not waiting).
+        idle = not consumed.records and not consumed.errors and timeout_s > 0
+        if idle and self.on_idle is not None:
             self.on_idle()
         return consumed
 
@@ -138,7 +145,13 @@ class FakeConsumer:
     def assignment(self) -> list[TopicPartitionKey]:
         return sorted(self._positions)
 
+    @property
+    def paused(self) -> list[TopicPartitionKey]:
+        """The assigned partitions now paused (for tests; not a ``ports.Consumer`` call)."""
+        return sorted(self._paused & set(self._positions))
+
     def pause(self, keys: Sequence[TopicPartitionKey]) -> None:
+        self._just_paused.update(set(keys) - self._paused)
         self._paused.update(keys)
 
     def resume(self, keys: Sequence[TopicPartitionKey]) -> None:
@@ -186,8 +199,9 @@ class FakeConsumer:
             return
         self._callbacks[kind](keys)  # revoke: still assigned in the callback, so it can commit
         for key in keys:
+            # The pause flag stays, as librdkafka keeps it under cooperative-sticky (the
+            # service's assignment strategy): a partition assigned back may still be paused.
             self._positions.pop(key, None)
-            self._paused.discard(key)
 
     def _read(self, key: TopicPartitionKey, max_records: int, consumed: Consumed) -> None:
         log = self.broker.logs[key[0]][key[1]]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,6 +11,7 @@ from stream_validator.config.settings import ServiceConfig, config_from_mapping
 from stream_validator.kafka.fake import FakeBroker, FakeClients
 from stream_validator.records import SourceRecord
 from stream_validator.service.app import metrics_hooks, set_integrity_metrics
+from stream_validator.service.breakermetrics import BreakerMetrics
 from stream_validator.service.integritymetrics import IntegrityMetrics
 from stream_validator.service.loop import StreamService
 from stream_validator.service.metrics import CollectorRegistry, ServiceMetrics
@@ -29,6 +31,7 @@ def service_config(
     policy: str = "alert",
     transactional: bool = False,
     commit_interval_s: float = 60.0,
+    circuit_breaker: Mapping[str, object] | None = None,
     **service: object,
 ) -> ServiceConfig:
     """One route src -> clean | dlq with the tick contract; tiny backoffs. Commits only on
@@ -54,6 +57,7 @@ def service_config(
                     "clean_topic": "clean",
                     "dlq_topic": "dlq",
                     "on_null_ceiling_breach": policy,
+                    **({} if circuit_breaker is None else {"circuit_breaker": circuit_breaker}),
                 }
             ],
         }
@@ -71,6 +75,8 @@ class Harness:
     registry: CollectorRegistry = field(default_factory=CollectorRegistry)
     state: ServiceState = field(default_factory=ServiceState)
     events: list[tuple[str, Any]] = field(default_factory=list)
+    #: The breakers' clock (tests move it to end a cool-down).
+    monotonic: Callable[[], float] = time.monotonic
 
     def __post_init__(self) -> None:
         self.broker.create_topic("src", self.partitions)
@@ -80,6 +86,8 @@ class Harness:
         self.integrity = IntegrityMetrics(self.registry)
         for route in self.config.routes:
             set_integrity_metrics(self.integrity, route)
+        with_breaker = [r.name for r in self.config.routes if r.circuit_breaker is not None]
+        self.breaker_metrics = BreakerMetrics(self.registry, with_breaker)
         self.clients = FakeClients(
             self.broker,
             GROUP,
@@ -89,9 +97,10 @@ class Harness:
         )
         self.service = StreamService(
             self.config,
-            hooks=self.hooks or metrics_hooks(self.metrics, self.integrity),
+            hooks=self.hooks or metrics_hooks(self.metrics, self.integrity, self.breaker_metrics),
             state=self.state,
             clients=self.clients,
+            monotonic=self.monotonic,
         )
         self.on_idle: Callable[[], None] = self.service.stop
 

@@ -8,14 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from stream_validator.config.breaker import BreakerAction, BreakerSpec, breaker_spec_from_mapping
 from stream_validator.errors import ConfigError
-from stream_validator.service.breaker import (
-    BreakerAction,
-    BreakerSpec,
-    BreakerState,
-    CircuitBreaker,
-    breaker_spec_from_mapping,
-)
+from stream_validator.service.breaker import BreakerState, CircuitBreaker
 
 CLOSED, OPEN, HALF_OPEN = BreakerState.CLOSED, BreakerState.OPEN, BreakerState.HALF_OPEN
 

@@ -42,6 +42,14 @@ def test_same_samples_as_prometheus_histogram() -> None:
     assert got.keys() == want.keys()
     for key, expected in want.items():
         assert got[key] == pytest.approx(expected), key
+    created = {
+        (s.name, tuple(sorted(s.labels.items())))
+        for registry in (ours, theirs)
+        for metric in registry.collect()
+        for s in metric.samples
+        if s.name.endswith("_created")
+    }
+    assert created == {("lat_seconds_created", (("route", r),)) for r in "ab"}
     text = generate_latest(ours).decode()
     assert 'lat_seconds_bucket{le="0.005",route="a"}' in text
     assert 'lat_seconds_bucket{le="+Inf",route="b"} 300.0' in text
