@@ -16,11 +16,18 @@ it, i.e. a JSON text of its own. A payload such as ``{"a":1}],[{"b":2}`` changes
 of arrays and fails the decode (or the length check).
 
 A failed decode does not cost a second pass over the payloads before the failure (see
-``window``): when none of the payloads before the one the error names holds a ``]`` byte,
-every ``]`` up to there is a framing one, so the elements msgspec completed before it
-stopped are exactly those payloads, and msgspec checks elements in order. The named
-payload goes to the rules, and the decode resumes in place after it. Otherwise the error
-is only a hint and the payloads before it are decoded again to prove them.
+``window``): the error names an element (or a byte), the payload there goes to the rules,
+and the decode resumes in place after it. The runs decoded so far are settled once, at
+the end of the chunk, by one comma count over all of them. It proves two things at once.
+First, no key was repeated (below). Second, the elements msgspec completed before each
+failure were exactly the payloads before it: strings cannot cross the raw newline, and a
+Struct is flat, so a payload out of step with the framing holds ``m >= 2`` whole objects
+and the ``m - 1`` commas between them, ``(m - 1) * N`` commas beyond the ``N - 1`` of one
+record (N: declared fields). Each extra element shifts the payloads taken as complete
+by one, and a payload wrongly taken lacks at most ``N - 1`` commas, so the count over the
+runs exceeds ``N - 1`` per payload (plus the separators) whenever any run was out of step.
+When the count is off, each run is settled on its own, and a run whose payloads hold a
+``]`` byte is decoded again as a run of its own to prove it.
 
 Where msgspec and the rules could differ, the fast path is kept stricter:
 
@@ -212,43 +219,106 @@ class NativeCheck:
         if len(framed) > self.max_payload_bytes and max(map(len, rows)) > self.max_payload_bytes:
             self._each(rows, 0, n, nulls, declined, post)  # oversized
             return declined
-        mean = len(framed) / n
-        a, start = 0, window.FIRST  # the run being decoded: its first payload, where it starts
-        run: Any = framed
+        try:
+            decoded = self._decode_rows(framed)
+        except NativeDecodeError as exc:
+            self._resume(framed, rows, str(exc), nulls, declined, post)
+            return declined
+        if len(decoded) != n:
+            self._each(rows, 0, n, nulls, declined, post)
+        else:
+            end = len(framed) - len(window.CLOSE)
+            self._settle(framed, rows, 0, n, window.FIRST, end, decoded, nulls, declined, post)
+        return declined
+
+    def _resume(
+        self,
+        framed: bytearray,
+        rows: list[bytes],
+        message: str,
+        nulls: list[int],
+        declined: list[int],
+        post: tuple[Bounds, ...] | None,
+    ) -> None:
+        """The decode of ``framed`` failed with ``message``: decline the payload it names,
+        decode the rest in place after it, and so on; then settle the decoded runs at once."""
+        n = len(rows)
+        starts = window.starts(rows)
+        runs: list[tuple[int, int, list[tuple[Any]] | None]] = []  # rows a..b-1 decoded
+        a = 0
         while True:
+            found = window.locate(message, starts, a)
+            if found is None:
+                self._each(rows, a, n, nulls, declined, post)
+                break
+            f, last = found
+            if f > a:
+                runs.append((a, f, None))
+            if last > f:  # near a syntax error: one at a time, the last to the rules
+                self._each(rows, f, last, nulls, declined, post)
+            declined.append(last)  # almost surely bad: the rules will say
+            a = last + 1
+            if a == n:
+                break
             try:
-                decoded = self._decode_rows(run)
+                decoded = self._decode_rows(window.resume(framed, starts[a]))
             except NativeDecodeError as exc:
-                found = window.locate(str(exc), rows, a, start, mean)
-                if found is None:
-                    self._each(rows, a, n, nulls, declined, post)
-                    return declined
-                f, f_start, last = found
-                if f > a:
-                    size, bracket = window.span(rows, a, f)
-                    f_start = start + size
-                    end = f_start - window.STEP
-                    if not bracket:
-                        self._settle(framed, rows, a, f, start, end, None, nulls, declined, post)
-                    else:
-                        self._prove(framed, rows, a, f, start, end, nulls, declined, post)
-                elif f_start < 0:
-                    f_start = start
-                if last > f:  # near a syntax error: one at a time, the last to the rules
-                    self._each(rows, f, last, nulls, declined, post)
-                    f_start += sum(map(len, rows[f:last])) + window.STEP * (last - f)
-                declined.append(last)  # almost surely bad: the rules will say
-                a, start = last + 1, f_start + len(rows[last]) + window.STEP
-                if a == n:
-                    return declined
-                run = window.resume(framed, start)
+                message = str(exc)
                 continue
             if len(decoded) != n - a:
                 self._each(rows, a, n, nulls, declined, post)
             else:
-                end = len(framed) - len(window.CLOSE)
-                self._settle(framed, rows, a, n, start, end, decoded, nulls, declined, post)
-            return declined
+                runs.append((a, n, decoded))
+            break
+        if runs:
+            self._settle_runs(framed, rows, starts, runs, nulls, declined, post)
+        declined.sort()
+
+    def _settle_runs(
+        self,
+        framed: bytearray,
+        rows: list[bytes],
+        starts: list[int],
+        runs: list[tuple[int, int, list[tuple[Any]] | None]],
+        nulls: list[int],
+        declined: list[int],
+        post: tuple[Bounds, ...] | None,
+    ) -> None:
+        """Settle the runs ``_resume`` decoded: one test over all of them when it proves
+        that no key was repeated and no datetime holds a 'z' (see the module docstring for
+        why it also proves each run's elements are its payloads); else run by run."""
+        step = window.STEP
+        spans = [(starts[a], starts[b] - step) for a, b, _ in runs]
+        covered = sum(b - a for a, b, _ in runs)
+        count = framed.count
+        sure = post is None and sum(count(b",", lo, hi) for lo, hi in spans) == (
+            covered * self._fields - len(runs)
+        )
+        if sure and self._datetimes:
+            if framed.find(b"\\") >= 0:
+                sure = False
+            elif self._z_keys:
+                sure = sum(count(b"z", lo, hi) for lo, hi in spans) == covered * self._z_keys
+            else:
+                sure = all(framed.find(b"z", lo, hi) < 0 for lo, hi in spans)
+        if not sure:
+            for (a, b, decoded), (lo, hi) in zip(runs, spans, strict=True):
+                if decoded is None and window.span(rows, a, b)[1]:
+                    self._prove(framed, rows, a, b, lo, hi, nulls, declined, post)
+                else:
+                    self._settle(framed, rows, a, b, lo, hi, decoded, nulls, declined, post)
+            return
+        if not self._nullables:
+            return
+        probe = self._null_probe
+        for (a, b, decoded), (lo, hi) in zip(runs, spans, strict=True):
+            if probe is not None and framed.find(probe, lo, hi) < 0:
+                continue
+            if decoded is None:
+                decoded = self._decode_text_rows(window.run_bytes(framed, lo, hi))
+            structs = list(map(_first, decoded))
+            for slot, getter in enumerate(self._nullables):
+                nulls[slot] += list(map(getter, structs)).count(None)
 
     def _prove(
         self,
