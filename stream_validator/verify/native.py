@@ -68,6 +68,8 @@ CHUNK: Final = 256
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
 _first = itemgetter(0)
+#: Payloads a..b-1 decoded in one run from framed[lo:hi], and their Structs when at hand.
+Run = tuple[int, int, int, int, "list[tuple[Any]] | None"]
 
 
 class UnsupportedContract(ValueError):
@@ -243,43 +245,55 @@ class NativeCheck:
         """The decode of ``framed`` failed with ``message``: decline the payload it names,
         decode the rest in place after it, and so on; then settle the decoded runs at once."""
         n = len(rows)
-        starts = window.starts(rows)
-        runs: list[tuple[int, int, list[tuple[Any]] | None]] = []  # rows a..b-1 decoded
-        a = 0
+        step = window.STEP
+        starts: list[int] | None = None  # every payload's start, for a byte to look up
+        runs: list[Run] = []
+        a, pos = 0, window.FIRST  # the run being decoded: its first payload, where it starts
         while True:
-            found = window.locate(message, starts, a)
-            if found is None:
-                self._each(rows, a, n, nulls, declined, post)
-                break
-            f, last = found
+            k = window.failed_element(message)
+            if k is not None:
+                f = last = a + k
+                if f >= n:
+                    self._each(rows, a, n, nulls, declined, post)
+                    break
+                f_pos = pos + sum(map(len, rows[a:f])) + step * (f - a)
+            else:
+                if starts is None:
+                    starts = window.starts(rows)
+                found = window.near_byte(message, starts, a)
+                if found is None:
+                    self._each(rows, a, n, nulls, declined, post)
+                    break
+                f, last = found
+                f_pos = starts[f]
             if f > a:
-                runs.append((a, f, None))
+                runs.append((a, f, pos, f_pos - step, None))
             if last > f:  # near a syntax error: one at a time, the last to the rules
                 self._each(rows, f, last, nulls, declined, post)
             declined.append(last)  # almost surely bad: the rules will say
             a = last + 1
             if a == n:
                 break
+            pos = f_pos + sum(map(len, rows[f:a])) + step * (a - f)
             try:
-                decoded = self._decode_rows(window.resume(framed, starts[a]))
+                decoded = self._decode_rows(window.resume(framed, pos))
             except NativeDecodeError as exc:
                 message = str(exc)
                 continue
             if len(decoded) != n - a:
                 self._each(rows, a, n, nulls, declined, post)
             else:
-                runs.append((a, n, decoded))
+                runs.append((a, n, pos, len(framed) - len(window.CLOSE), decoded))
             break
         if runs:
-            self._settle_runs(framed, rows, starts, runs, nulls, declined, post)
+            self._settle_runs(framed, rows, runs, nulls, declined, post)
         declined.sort()
 
     def _settle_runs(
         self,
         framed: bytearray,
         rows: list[bytes],
-        starts: list[int],
-        runs: list[tuple[int, int, list[tuple[Any]] | None]],
+        runs: list[Run],
         nulls: list[int],
         declined: list[int],
         post: tuple[Bounds, ...] | None,
@@ -287,9 +301,8 @@ class NativeCheck:
         """Settle the runs ``_resume`` decoded: one test over all of them when it proves
         that no key was repeated and no datetime holds a 'z' (see the module docstring for
         why it also proves each run's elements are its payloads); else run by run."""
-        step = window.STEP
-        spans = [(starts[a], starts[b] - step) for a, b, _ in runs]
-        covered = sum(b - a for a, b, _ in runs)
+        spans = [(lo, hi) for _, _, lo, hi, _ in runs]
+        covered = sum(b - a for a, b, _, _, _ in runs)
         count = framed.count
         sure = post is None and sum(count(b",", lo, hi) for lo, hi in spans) == (
             covered * self._fields - len(runs)
@@ -302,7 +315,7 @@ class NativeCheck:
             else:
                 sure = all(framed.find(b"z", lo, hi) < 0 for lo, hi in spans)
         if not sure:
-            for (a, b, decoded), (lo, hi) in zip(runs, spans, strict=True):
+            for a, b, lo, hi, decoded in runs:
                 if decoded is None and window.span(rows, a, b)[1]:
                     self._prove(framed, rows, a, b, lo, hi, nulls, declined, post)
                 else:
@@ -311,7 +324,7 @@ class NativeCheck:
         if not self._nullables:
             return
         probe = self._null_probe
-        for (a, b, decoded), (lo, hi) in zip(runs, spans, strict=True):
+        for _, _, lo, hi, decoded in runs:
             if probe is not None and framed.find(probe, lo, hi) < 0:
                 continue
             if decoded is None:

@@ -57,26 +57,27 @@ def starts(rows: list[bytes]) -> list[int]:
     )
 
 
-def locate(message: str, starts: list[int], a: int) -> tuple[int, int] | None:
-    """Where a decode of the run from ``rows[a]`` failed: ``(f, last)``, the fault being in
-    one of rows[f:last + 1] and rows[a:f] complete (``starts`` from ``starts``). None when
-    the message does not say.
-
-    ``$[i]`` in a validation error names element i (f = last). A malformed-JSON error
-    names a byte: msgspec stops reading past the fault when it reads a literal or an
-    escape whole (``f`` + ``alse`` reads 4 bytes of the next frame, a surrogate pair
-    escape 12), so the fault is at most LOOKAHEAD bytes before that byte: f is the payload
-    holding that point, last the one holding the byte. Elements are payloads only while
-    the payloads are aligned with the framing, which the caller proves (module ``native``).
-    """
-    n = len(starts) - 1
+def failed_element(message: str) -> int | None:
+    """The element a validation error names (``$[i]``), relative to the run; None for a
+    malformed-JSON error (see ``near_byte``)."""
     match = _ELEMENT.search(message)
-    if match is not None:
-        f = a + int(match.group(1))
-        return (f, f) if f < n else None
+    return None if match is None else int(match.group(1))
+
+
+def near_byte(message: str, starts: list[int], a: int) -> tuple[int, int] | None:
+    """Where a decode of the run from ``rows[a]`` failed on malformed JSON: ``(f, last)``,
+    the fault being in one of rows[f:last + 1] and rows[a:f] complete (``starts`` from
+    ``starts``). None when the message names no byte.
+
+    msgspec stops reading past the fault when it reads a literal or an escape whole
+    (``f`` + ``alse`` reads 4 bytes of the next frame, a surrogate pair escape 12), so the
+    fault is at most LOOKAHEAD bytes before the byte it names: f is the payload holding
+    that point, last the one holding the byte.
+    """
     match = _BYTE.search(message)
     if match is None:
         return None
+    n = len(starts) - 1
     x = starts[a] - 2 + int(match.group(1))  # absolute offset in the framed bytes
     # rows[k]'s '[' is at starts[k] - 1.
     f = max(a, bisect_right(starts, x - LOOKAHEAD + 1, a, n) - 1)
