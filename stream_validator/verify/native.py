@@ -1,8 +1,8 @@
 """The native fast path: decides *valid* for the common payload without building dicts.
 
-At start-up msgspec ``Struct`` types are generated from the contract (types, bounds via
-``Meta``, every field required, unknown fields forbidden, ``gc=False``). A chunk of
-payloads is framed as ``[[p0]\\n,[p1]\\n,...]`` and decoded in one native call into
+At start-up msgspec ``Struct`` types are generated from the contract (``structgen``: types,
+bounds via ``Meta``, every field required, unknown fields forbidden, ``gc=False``). A chunk
+of payloads is framed as ``[[p0]\\n,[p1]\\n,...]`` and decoded in one native call into
 ``list[tuple[Struct]]``. Whatever the fast path does not accept goes to the full rules,
 whose verdict is final, so the fast path may only ever be *stricter* than the rules.
 
@@ -46,7 +46,6 @@ Where msgspec and the rules could differ, the fast path is kept stricter:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from operator import attrgetter, itemgetter
@@ -55,94 +54,21 @@ from typing import Annotated, Any, Final
 import msgspec
 
 from stream_validator.codec import NativeDecodeError, typed_decoder
-from stream_validator.contracts.model import FieldSpec, SchemaContract
+from stream_validator.contracts.model import SchemaContract
 from stream_validator.verify import window
 from stream_validator.verify.dupkeys import duplicate_keys
 from stream_validator.verify.nativetime import DatetimeField, bad_datetimes, is_aware_iso, is_iso
 from stream_validator.verify.recordchecks import Bounds, RecordChecks
-from stream_validator.verify.structrules import compile_post_init
+from stream_validator.verify.structgen import UnsupportedContract, null_probe, record_struct
+
+__all__ = ["CHUNK", "NativeCheck", "UnsupportedContract"]
 
 #: Payloads per screened chunk: large enough that the per-chunk work is amortized, small
 #: enough that the framed copy stays small (a few hundred KB).
 CHUNK: Final = 256
-_INT64_MIN: Final = -(2**63)
-_INT64_MAX: Final = 2**63 - 1
 _first = itemgetter(0)
 #: Payloads a..b-1 decoded in one run from framed[lo:hi], and their Structs when at hand.
 Run = tuple[int, int, int, int, "list[tuple[Any]] | None"]
-
-
-class UnsupportedContract(ValueError):
-    """The contract has a bound the Struct cannot express exactly; use the rules only."""
-
-
-def _int_type(lo: float | int | None, hi: float | int | None) -> Any:
-    low = _INT64_MIN if lo is None else max(math.ceil(lo), _INT64_MIN)
-    high = _INT64_MAX if hi is None else min(math.floor(hi), _INT64_MAX)
-    if low > high:
-        raise UnsupportedContract("no 64-bit int satisfies the bounds")
-    return Annotated[int, msgspec.Meta(ge=low, le=high)]
-
-
-def _float_bound(bound: float | int | None) -> float | None:
-    if bound is None:
-        return None
-    if float(bound) != bound:  # an int bound a double cannot hold exactly
-        raise UnsupportedContract(f"bound {bound!r} is not exact as a float")
-    return float(bound)
-
-
-def _field_type(spec: FieldSpec, native_datetimes: bool) -> Any:
-    lo, hi = spec.min_value, spec.max_value
-    for bound in (lo, hi):
-        if bound is not None and not math.isfinite(bound):
-            raise UnsupportedContract("non-finite bound")
-    tp: Any
-    if spec.expected_type is bool:
-        tp = bool
-    elif spec.expected_type is datetime and native_datetimes:
-        tp = Annotated[datetime, msgspec.Meta(tz=True)] if spec.require_timezone else datetime
-    elif spec.expected_type is str or spec.expected_type is datetime:
-        tp = str
-    elif spec.expected_type is int:
-        tp = _int_type(lo, hi)
-    elif spec.expected_type is float:
-        fmeta = msgspec.Meta(ge=_float_bound(lo), le=_float_bound(hi))
-        tp = _int_type(lo, hi) | Annotated[float, fmeta]
-    else:
-        raise UnsupportedContract(f"type {spec.expected_type!r}")
-    return tp | None if spec.is_nullable else tp
-
-
-def _null_probe(contract: SchemaContract) -> bytes | None:
-    """A byte of ``null`` that no declared name holds: absent from a chunk means no nulls."""
-    names = "".join(contract.field_names)
-    has_bool = any(spec.expected_type is bool for spec in contract.fields)
-    for letter in ("n", "u", "l") if has_bool else ("u", "n", "l"):
-        if letter not in names:
-            return letter.encode()
-    return None
-
-
-def _record_struct(contract: SchemaContract, *, native_datetimes: bool) -> Any:
-    """The Struct of one record, with datetime fields parsed natively or kept as str, and
-    the contract's rules as its ``__post_init__`` (``structrules``)."""
-    names = [f"f{i}" for i in range(len(contract.fields))]
-    post_init = compile_post_init(contract)
-    try:
-        return msgspec.defstruct(
-            "Record",
-            [
-                (n, _field_type(s, native_datetimes))
-                for n, s in zip(names, contract.fields, strict=True)
-            ],
-            rename=dict(zip(names, contract.field_names, strict=True)),
-            namespace={} if post_init is None else {"__post_init__": post_init},
-            forbid_unknown_fields=True,
-            gc=False,
-        )
-    except (TypeError, ValueError) as exc:  # msgspec refused a constraint
-        raise UnsupportedContract(str(exc)) from exc
 
 
 class NativeCheck:
@@ -164,9 +90,9 @@ class NativeCheck:
     )
 
     def __init__(self, contract: SchemaContract, max_payload_bytes: int) -> None:
-        text = _record_struct(contract, native_datetimes=False)
+        text = record_struct(contract, native_datetimes=False)
         has_datetimes = any(s.expected_type is datetime for s in contract.fields)
-        native = _record_struct(contract, native_datetimes=True) if has_datetimes else text
+        native = record_struct(contract, native_datetimes=True) if has_datetimes else text
         try:
             self._decode_rows: Callable[[Any], list[tuple[Any]]] = typed_decoder(
                 list[tuple[native]]  # type: ignore[valid-type]
@@ -180,7 +106,7 @@ class NativeCheck:
         self._fields = len(contract.fields)
         self.chunk = CHUNK
         self.max_payload_bytes = max_payload_bytes
-        self._null_probe = _null_probe(contract)
+        self._null_probe = null_probe(contract)
         names = [f"f{i}" for i in range(len(contract.fields))]
         slots = [n for n, s in zip(names, contract.fields, strict=True) if s.is_nullable]
         self._nullables: tuple[Callable[[Any], Any], ...] = tuple(map(attrgetter, slots))
