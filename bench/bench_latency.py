@@ -31,7 +31,15 @@ import time
 from dataclasses import dataclass
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
-from harness import LABELS, Child, broker, create_topics, peer_command, pin_to_other_cores
+from harness import (
+    Child,
+    broker,
+    create_topics,
+    label,
+    peer_command,
+    pin_to_other_cores,
+    topic_safe,
+)
 
 PEERS = ("none", "bare", "service", "service-eos")
 NO_PEER = "no peer: the reader on the source topic (the floor)"
@@ -185,7 +193,7 @@ def _result(stamps: list[int], latencies: list[int], expected: int, warmup_s: fl
 
 
 def run_peer(peer: str, bootstrap: str, args: argparse.Namespace) -> Result | str:
-    suffix = f"{peer}-{time.time_ns()}"
+    suffix = f"{topic_safe(peer)}-{time.time_ns()}"
     source, clean, dlq = (f"lat-{t}-{suffix}" for t in ("src", "clean", "dlq"))
     create_topics(bootstrap, [source, clean, dlq], args.partitions, False)
     expected = round(args.rate * (args.warmup + args.seconds))
@@ -227,13 +235,17 @@ def print_table(rows: list[tuple[str, Result | str]], args: argparse.Namespace) 
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for peer, row in rows:
         if isinstance(row, str):
-            print(f"| {LABELS.get(peer, NO_PEER)} | {row} | | | | | | |")
+            print(f"| {row_label(peer)} | {row} | | | | | | |")
             continue
         mark = "" if row.received == row.expected else f" ({row.received:,} of {row.expected:,}!)"
         quantiles = [row.percentile(q) for q in (50, 90, 99, 100)]
         figures = " | ".join(f"{v:.1f}" for v in [*quantiles, row.drift_ms])
-        label, measured = LABELS.get(peer, NO_PEER), f"{len(row.latencies_ms):,}{mark}"
-        print(f"| {label} | {figures} | {measured} | {row.rate:,.0f} |")
+        text, measured = row_label(peer), f"{len(row.latencies_ms):,}{mark}"
+        print(f"| {text} | {figures} | {measured} | {row.rate:,.0f} |")
+
+
+def row_label(peer: str) -> str:
+    return NO_PEER if peer == "none" else label(peer)
 
 
 def main() -> None:

@@ -9,19 +9,23 @@ pre-loaded into a 4-partition topic. Each peer runs as its own process pinned to
 (taskset), with a fresh consumer group and its own clean and DLQ topics. Those topics use
 LogAppendTime, so "records/s" is measured the same way for every peer, by the broker: outputs
 divided by the time from the first output to the last. CPU µs per record is the peer
-process's user + system time (start-up included) over the records. Every peer must account
+process's user + system time (start-up included) over the records; "after start-up" leaves
+out the CPU spent until the peer handled its first record (imports, clients, group join).
+Every peer must account
 for every input (clean + DLQ == RECORDS) or its row is marked.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
-from harness import LABELS, Child, broker, create_topics, fill, peer_command
+from harness import Child, broker, create_topics, fill, label, peer_command, topic_safe
 
 PEERS = ("passthrough", "naive", "quix", "service", "service-eos")
 
@@ -33,6 +37,7 @@ class Row:
     span_s: float
     cpu_s: float
     wall_s: float
+    startup_cpu_s: float  # CPU when the peer handled its first record
 
     def rate(self) -> float:
         return self.outputs / self.span_s if self.span_s > 0 else float("nan")
@@ -72,33 +77,37 @@ def _read_outputs(bootstrap: str, topics: list[str], partitions: int) -> tuple[i
 
 
 def run_peer(peer: str, bootstrap: str, source: str, args: argparse.Namespace) -> Row | str:
-    suffix = f"{peer}-{time.time_ns()}"
+    suffix = f"{topic_safe(peer)}-{time.time_ns()}"
     clean, dlq, group = f"bench-clean-{suffix}", f"bench-dlq-{suffix}", f"bench-{suffix}"
     create_topics(bootstrap, [clean, dlq], args.partitions, True)
     command = peer_command(peer, bootstrap, source, clean, dlq, group, args.records)
     if isinstance(command, str):
         return command
-    cpu, wall, code = Child.start(command, args.core).wait(args.peer_timeout)
+    with tempfile.NamedTemporaryFile("r", suffix=".cpu") as mark:
+        os.environ["BENCH_CPU_MARK"] = mark.name  # peers.py writes it at its first record
+        cpu, wall, code = Child.start(command, args.core).wait(args.peer_timeout)
+        startup = float(mark.read().strip() or "nan")
     if code != 0:
         return f"exited {code}"
     count, first, last = _read_outputs(bootstrap, [clean, dlq], args.partitions)
-    return Row(peer, count, (last - first) / 1000.0, cpu, wall)
+    return Row(peer, count, (last - first) / 1000.0, cpu, wall, startup)
 
 
 def print_table(rows: list[tuple[str, Row | str]], records: int) -> None:
     ceiling = next((r.rate() for p, r in rows if p == "passthrough" and isinstance(r, Row)), None)
     print(f"\n{records:,} ticks, ~1 % bad, 4 partitions; each peer pinned to one core\n")
-    print("| peer | rec/s | vs pass-through | CPU µs/record | outputs |")
-    print("|---|---:|---:|---:|---:|")
+    print("| peer | rec/s | vs pass-through | CPU µs/record | after start-up | outputs |")
+    print("|---|---:|---:|---:|---:|---:|")
     for peer, row in rows:
         if isinstance(row, str):
-            print(f"| {LABELS[peer]} | {row} | | | |")
+            print(f"| {label(peer)} | {row} | | | | |")
             continue
         ratio = f"{row.rate() / ceiling:.2f}x" if ceiling else "-"
         mark = "" if row.outputs == records else f" (expected {records:,}!)"
         print(
-            f"| {LABELS[peer]} | {row.rate():,.0f} | {ratio} | "
-            f"{row.cpu_s / records * 1e6:.1f} | {row.outputs:,}{mark} |"
+            f"| {label(peer)} | {row.rate():,.0f} | {ratio} | "
+            f"{row.cpu_s / records * 1e6:.1f} | "
+            f"{(row.cpu_s - row.startup_cpu_s) / records * 1e6:.1f} | {row.outputs:,}{mark} |"
         )
 
 

@@ -74,13 +74,17 @@ def _rename(record: Record, old: str, new: str) -> Record:
 
 
 def tick_record(rng: random.Random, seq: int, symbols: list[str]) -> Record:
+    """Tick number ``seq`` of a feed that cycles through the symbols, as a real feed does
+    per instrument: each symbol's own ``seq`` goes up by one, event time goes forward (so
+    tick.yaml's per-symbol state sees a healthy feed), and bench/harness.py's ``fill`` keys
+    record number ``seq`` by the same symbol every time."""
     mid = rng.uniform(10, 500)
     return {
-        "symbol": rng.choice(symbols),
+        "symbol": symbols[seq % len(symbols)],
         "exchange": "XNAS",
         "event_ts": f"2026-11-30T14:{seq // 60000 % 60:02d}:{seq // 1000 % 60:02d}"
         f".{seq % 1000:03d}000+00:00",
-        "seq": seq,
+        "seq": seq // len(symbols),
         "price": round(mid, 4),
         "size": rng.randint(1, 5000),
         "bid": round(mid - 0.01, 4),

@@ -35,6 +35,29 @@ LABELS = {
 }
 
 
+def label(peer: str) -> str:
+    """A peer's row label; ``service:linger_s=0.005,max_records=2000`` runs the service with
+    those ``batch`` settings (bench/peers.py) and says so."""
+    base, _, settings = peer.partition(":")
+    text = LABELS.get(base, base)
+    return f"{text}, batch {settings.replace(',', ', ')}" if settings else text
+
+
+def topic_safe(peer: str) -> str:
+    """The peer name as a topic-name part (``service:linger_s=0.005`` has ':' and '=')."""
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in peer)
+
+
+def batch_settings(peer: str) -> dict[str, float]:
+    """The ``batch`` settings of a ``service:key=value,...`` peer name."""
+    settings = peer.partition(":")[2]
+    out: dict[str, float] = {}
+    for item in filter(None, settings.split(",")):
+        key, _, value = item.partition("=")
+        out[key] = int(value) if value.isdigit() else float(value)
+    return out
+
+
 @contextlib.contextmanager
 def broker() -> Iterator[str]:
     """Yield the bootstrap servers: KAFKA_BOOTSTRAP_SERVERS, else a local broker started here."""

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import resource
 import sys
 import tempfile
 import threading
@@ -57,6 +59,21 @@ def _produce(
             producer.poll(0.05)
 
 
+_marked = False
+
+
+def mark_first_record() -> None:
+    """Write this process's CPU time so far to $BENCH_CPU_MARK, once: bench_peers.py takes
+    the CPU after it as the steady-state cost (start-up, imports and the group join left out)."""
+    global _marked
+    path = os.environ.get("BENCH_CPU_MARK")
+    if _marked or not path:
+        return
+    _marked = True
+    usage = resource.getrusage(resource.RUSAGE_SELF)  # every thread, librdkafka's included
+    Path(path).write_text(f"{usage.ru_utime + usage.ru_stime}\n")
+
+
 def _loop(
     bootstrap: str,
     source: str,
@@ -73,6 +90,8 @@ def _loop(
         messages = consumer.consume(*batch)
         for message in messages:
             if message.error() is None:
+                if not done:
+                    mark_first_record()
                 handle(producer, message)
                 done += 1
         producer.poll(0)
@@ -173,6 +192,7 @@ def run_quix(bootstrap: str, source: str, clean: str, dlq: str, group: str, reco
         ask_sz: int | None = Field(ge=0)
 
     def check(value: bytes) -> tuple[bytes, str | None]:
+        mark_first_record()
         try:
             Tick.model_validate_json(value, strict=False)  # strict JSON types, ISO datetimes
         except ValidationError as exc:
@@ -201,18 +221,24 @@ def run_quix(bootstrap: str, source: str, clean: str, dlq: str, group: str, reco
 def run_service(
     peer: str, bootstrap: str, source: str, clean: str, dlq: str, group: str, records: int
 ) -> None:
-    """StreamService at its defaults (exactly-once for service-eos), stopped once it has
-    handled RECORDS records."""
+    """StreamService at its defaults (exactly-once for service-eos; metrics and health server
+    on, as by default), stopped once it has handled RECORDS records. ``service:key=value,...``
+    changes those ``batch`` settings (e.g. ``service:linger_s=0.005``)."""
+    from harness import batch_settings
+
     from stream_validator.config.settings import config_from_mapping
     from stream_validator.service.loop import StreamService
 
     kafka: dict[str, object] = {"bootstrap_servers": bootstrap, "group_id": group}
-    if peer == "service-eos":
+    if peer.startswith("service-eos"):
         kafka["transactional_id"] = f"{group}-txn"
     config = config_from_mapping(
         {
             "kafka": kafka,
-            "metrics": {"enabled": False},
+            # The defaults: metrics and the health server on (on free ports).
+            "metrics": {"port": 0},
+            "service": {"health_port": 0},
+            "batch": batch_settings(peer),
             "routes": [
                 {
                     "name": "ticks",
@@ -227,6 +253,9 @@ def run_service(
     service = StreamService(config)
     thread = threading.Thread(target=service.run, daemon=True)
     thread.start()
+    while service.state.records == 0 and thread.is_alive():
+        time.sleep(0.001)
+    mark_first_record()
     while service.state.records < records and thread.is_alive():
         time.sleep(0.05)
     state = service.state
@@ -252,7 +281,7 @@ def main(argv: list[str]) -> None:
         run_naive(bootstrap, source, clean, dlq, group, n)
     elif peer == "quix":
         run_quix(bootstrap, source, clean, dlq, group, n)
-    elif peer in ("service", "service-eos"):
+    elif peer.partition(":")[0] in ("service", "service-eos"):
         run_service(peer, bootstrap, source, clean, dlq, group, n)
     else:
         raise SystemExit(f"unknown peer {peer!r}")

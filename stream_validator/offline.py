@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from stream_validator.codec import encode_json, payload_to_text
+from stream_validator.codec import JSONDecodeError, encode_json, loads_raw, payload_to_text
 from stream_validator.contracts import load_contract
+from stream_validator.contracts.statespec import SymbolStateSpec
 from stream_validator.errors import ContractFileError
 from stream_validator.labels import MAX_SUMMARY_NAMES, bounded_counts, bounded_names, count_bounded
 from stream_validator.verify import (
@@ -19,6 +20,7 @@ from stream_validator.verify import (
     QuarantinedRecord,
     SchemaContractValidationReport,
 )
+from stream_validator.verify.symbolstate import EventTally, SymbolStateTracker, feeds_state
 
 PROGRESS_EVERY = 50_000
 # Read size: big enough that per-block costs vanish, small enough for flat memory.
@@ -63,6 +65,7 @@ class FileSummary:
     unknown_fields_left_out: int = 0
     invalid_batches: list[dict[str, Any]] = field(default_factory=list)
     invalid_batch_count: int = 0
+    symbol_state: dict[str, Any] | None = None
 
     @property
     def is_valid(self) -> bool:
@@ -123,7 +126,42 @@ class FileSummary:
             "observed_unknown_fields": unknown,
             # At least this many more: names past the in-memory cap are counted per batch.
             "observed_unknown_fields_left_out": left_out + self.unknown_fields_left_out,
+            "symbol_state": self.symbol_state,
             "verdict": "VALID" if self.is_valid else "INVALID",
+        }
+
+
+class StateFeed:
+    """The contract's per-symbol state over a file: one partition, in file order.
+
+    It reports events only (counts per kind, five example symbols each): an action
+    ``quarantine`` moves no record to the DLQ output here, so the file's verdict and its
+    valid/DLQ outputs are the schema's alone.
+    """
+
+    def __init__(self, spec: SymbolStateSpec) -> None:
+        self.tracker = SymbolStateTracker(spec)
+        self.tally = EventTally(5)
+
+    def feed(self, payloads: list[bytes], quarantined: dict[int, QuarantinedRecord]) -> None:
+        """Fold one share of a batch in: valid lines, and those failing only rules."""
+        for position, payload in enumerate(payloads):
+            q = quarantined.get(position)
+            if q is not None and not feeds_state(q.kinds):
+                continue
+            try:
+                record = loads_raw(payload)
+            except JSONDecodeError:  # cannot happen: its fields were checked
+                continue
+            if isinstance(record, dict):
+                self.tally.add(self.tracker.observe_record(0, record))
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-ready, for the file summary."""
+        return {
+            "events": self.tally.summary(),
+            "evictions": self.tracker.evictions,
+            "symbols": len(self.tracker),
         }
 
 
@@ -174,6 +212,7 @@ def validate_jsonl(
     """
     contract = verifier.contract
     summary = FileSummary(contract.name, contract.version)
+    state = StateFeed(contract.state) if contract.state is not None else None
     batch = verifier.start_batch(keep_records=False)
     first_line = 1
     in_batch = 0
@@ -196,7 +235,7 @@ def validate_jsonl(
                 take = min(take, batch_size - in_batch)
             if in_batch == 0:
                 first_line = numbers[done]
-            _write(batch, lines[done : done + take], numbers, done, valid_out, dlq_out)
+            _write(batch, lines[done : done + take], numbers, done, valid_out, dlq_out, state)
             done += take
             in_batch += take
             if batch_size and in_batch >= batch_size:
@@ -209,6 +248,8 @@ def validate_jsonl(
     if in_batch or summary.batches == 0:
         summary.add(batch.finish(), first_line, number)
     summary.lines = number
+    if state is not None:
+        summary.symbol_state = state.summary()
     if progress is not None:
         progress.write(f"\rvalidated {number:,} lines\n")
     return summary
@@ -221,10 +262,13 @@ def _write(
     offset: int,
     valid_out: IO[bytes] | None,
     dlq_out: IO[bytes] | None,
+    state: StateFeed | None = None,
 ) -> None:
     """Validate payloads (one batch's share of a block) and write them out in order."""
     base = batch.total_records
     quarantined = batch.add_payloads(payloads)
+    if state is not None:
+        state.feed(payloads, {q.index - base: q for q in quarantined})
     if valid_out is not None:
         if not quarantined:
             valid_out.write(b"\n".join(payloads) + b"\n")
@@ -270,10 +314,24 @@ def render_summary(summary: FileSummary) -> str:
             f" {detail['quarantined']} quarantined"
             + (f", null ceiling breached: {breaches}" if breaches else "")
         )
+    symbol_state = data["symbol_state"]
+    if symbol_state and symbol_state["events"]:
+        out.append(
+            "per-symbol state events: "
+            + ", ".join(
+                # Symbols are payload values: escaped, so no control character reaches a terminal.
+                f"{kind}={found['count']} (e.g. {', '.join(map(_printable, found['examples']))})"
+                for kind, found in symbol_state["events"].items()
+            )
+        )
     if data["observed_unknown_fields"]:
         out.append("schema drift, unknown fields: " + ", ".join(data["observed_unknown_fields"]))
     out.append(f"verdict: {data['verdict']}")
     return "\n".join(out)
+
+
+def _printable(text: str) -> str:
+    return text if text.isprintable() else ascii(text)
 
 
 def open_input(path: str) -> IO[bytes]:

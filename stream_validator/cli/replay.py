@@ -48,7 +48,8 @@ Idempotence
 * **What is not covered.** Consumers of the target that read uncommitted data can see
   records of aborted chunks. Groups under a different ``--group`` base are independent.
   The null ceiling (a batch statistic) is not re-applied: a record quarantined only for
-  ``null_ceiling_breach`` passes when its fields do.
+  ``null_ceiling_breach`` passes when its fields do. Nor is the per-symbol state: one
+  quarantined only for a sequence or event-time kind passes when its fields and rules do.
 
 Unreplayable records (garbage, other envelope versions, truncated payloads, keys or
 headers, checksum mismatches, records too large for the target, and with ``--to source``

@@ -20,6 +20,7 @@ PAYLOAD_HEADROOM_BYTES = 48_576
 
 Text = Annotated[str, Meta(min_length=1)]
 Seconds = Annotated[float, Meta(gt=0)]
+SecondsOrZero = Annotated[float, Meta(ge=0)]
 Port = Annotated[int, Meta(ge=0, le=65535)]
 #: librdkafka properties: scalars, turned into strings by ``settings``.
 Librdkafka = dict[str, str | int | float | bool]
@@ -47,6 +48,7 @@ class BatchDoc(_Section, frozen=True):
     max_records: Annotated[int, Meta(ge=1, le=100_000)] | UnsetType = UNSET
     timeout_s: Seconds | UnsetType = UNSET
     commit_interval_s: Seconds | UnsetType = UNSET
+    linger_s: SecondsOrZero | UnsetType = UNSET
 
 
 class ServiceDoc(_Section, frozen=True):

@@ -105,6 +105,10 @@ class ServiceConfig:
     # How often acknowledged offsets are committed (at-least-once, asynchronously) or the
     # open transaction is committed (exactly-once; Kafka Streams' default is 100 ms too).
     batch_commit_interval_s: float = 0.1
+    # Once a batch's first record has arrived, wait at most this long for more (up to
+    # max_records): 0 takes what has arrived (lowest latency); a few ms gives fuller
+    # batches at moderate rates. A busy feed fills batches either way.
+    batch_linger_s: float = 0.0
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     health_host: str = "127.0.0.1"
     health_port: int = 8080

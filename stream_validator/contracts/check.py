@@ -15,6 +15,7 @@ from stream_validator.contracts.model import (
     type_name,
 )
 from stream_validator.contracts.rulespec import RuleSpec
+from stream_validator.contracts.statespec import state_field_problems
 from stream_validator.errors import ContractError, RuleError
 
 MAX_NAME_CHARS = 100
@@ -143,6 +144,9 @@ def contract_problems(contract: object) -> list[str]:
     if not isinstance(contract.forbid_unknown_fields, bool):
         problems.append("forbid_unknown_fields must be True or False")
     problems.extend(rule_problems(contract))
+    if contract.state is not None:
+        types = {spec.name: spec.expected_type for spec in fields if isinstance(spec, FieldSpec)}
+        problems.extend(state_field_problems(contract.state, types))
     return problems
 
 

@@ -24,14 +24,18 @@ Format (see README, "Contract files")::
         check: "bid <= ask"
         action: quarantine          # quarantine (default) | flag
         description: bid above ask
+    state:                          # optional, see contracts.statespec
+      key: symbol
+      sequence: {field: seq, action: flag}
 
 The file is decoded into the Structs below (msgspec: unknown keys and wrong types are errors,
 so a typo such as ``nulable`` cannot silently weaken a contract), keys written twice are
 found by the YAML reader, and the built contract goes through ``contract_problems``. A file's
 error lists every problem found: each duplicate key (with its lines), the first problem of
 the contract's own keys and of each field (with its path, e.g. ``fields[2].min_value``),
-every problem of the rules (``rules[1] (spread_band).check``), or else every consistency
-problem. A YAML syntax error gives line and column only.
+every problem of the rules (``rules[1] (spread_band).check``) and of the ``state`` section
+(``state.sequence.field ...``), or else every consistency problem. A YAML syntax error
+gives line and column only.
 """
 
 from __future__ import annotations
@@ -45,7 +49,8 @@ from msgspec import Meta
 from stream_validator.contracts.check import contract_problems
 from stream_validator.contracts.model import SUPPORTED_TYPES, FieldSpec, SchemaContract
 from stream_validator.contracts.rulespec import RuleSpec, parse_rules
-from stream_validator.errors import ContractFileError, RuleListError, YamlFileError
+from stream_validator.contracts.statespec import SymbolStateSpec, state_spec_from_mapping
+from stream_validator.errors import ContractFileError, RuleListError, StateSpecError, YamlFileError
 from stream_validator.yamlfile import decode, read_yaml
 
 #: The names of SUPPORTED_TYPES (a test keeps the two equal).
@@ -80,6 +85,8 @@ class ContractDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     forbid_unknown_fields: bool = False
     # Read by parse_rules, which names each problem with its rules[i] path.
     rules: list[Any] | None = None
+    # Read by state_spec_from_mapping, which names each problem with its state.* path.
+    state: Any = None
 
 
 def load_contract(path: str | Path) -> SchemaContract:
@@ -107,10 +114,16 @@ def _build(document: object, source: str, problems: list[str]) -> SchemaContract
     specs = [_decode(document, FieldDoc, ("fields", i), problems) for i in range(len(raw_fields))]
     fields = tuple(_spec(doc) for doc in specs if doc is not None)
     rules: tuple[RuleSpec, ...] = ()
+    state: SymbolStateSpec | None = None
     if head is not None:
+        types = {spec.name: spec.expected_type for spec in fields}
         try:
-            rules = parse_rules(head.rules, {spec.name: spec.expected_type for spec in fields})
+            rules = parse_rules(head.rules, types)
         except RuleListError as exc:
+            problems.extend(exc.problems)
+        try:
+            state = state_spec_from_mapping(head.state, types)
+        except StateSpecError as exc:
             problems.extend(exc.problems)
     if head is not None and not problems:
         contract = SchemaContract(
@@ -121,6 +134,7 @@ def _build(document: object, source: str, problems: list[str]) -> SchemaContract
             version=str(head.version),
             description=head.description,
             rules=rules,
+            state=state,
         )
         problems.extend(contract_problems(contract))
         if not problems:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from stream_validator.contracts.rulespec import RuleSpec
+from stream_validator.contracts.statespec import SymbolStateSpec
 
 #: The Python types a field may declare, keyed by the name contract files use.
 SUPPORTED_TYPES: dict[str, type] = {
@@ -69,6 +70,8 @@ class SchemaContract:
     field over a batch; ``forbid_unknown_fields`` quarantines records carrying
     undeclared fields instead of only reporting them as drift. ``rules`` are the
     record rules (``RuleSpec``), checked on records whose fields passed their own checks.
+    ``state`` is the per-symbol state (``SymbolStateSpec``: sequence, event time, frozen
+    quotes) the streaming service keeps per partition; None: no state is kept.
     """
 
     name: str
@@ -78,6 +81,7 @@ class SchemaContract:
     version: str = "1"
     description: str = field(default="", compare=False)
     rules: tuple[RuleSpec, ...] = ()
+    state: SymbolStateSpec | None = None
 
     def __post_init__(self) -> None:
         # Accept any iterable (lists are the natural literal) but store a tuple so

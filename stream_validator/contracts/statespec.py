@@ -135,6 +135,28 @@ def state_spec_from_mapping(raw: object, field_types: Mapping[str, type]) -> Sym
     return SymbolStateSpec(**options)
 
 
+def state_field_problems(spec: object, field_types: Mapping[str, type]) -> list[str]:
+    """Every field a built spec names that the contract does not declare with a fitting type.
+
+    ``state_spec_from_mapping`` checks the same while reading a file; this catches a
+    SymbolStateSpec built in code (``contract_problems`` calls it).
+    """
+    if not isinstance(spec, SymbolStateSpec):
+        return [f"state must be a SymbolStateSpec, got {type(spec).__name__}"]
+    problems: list[str] = []
+    _field(problems, "state.key", spec.key_field, field_types, (str,))
+    if spec.sequence_field is not None:
+        _field(problems, "state.sequence.field", spec.sequence_field, field_types, (int,))
+    if spec.event_time_field is not None:
+        where = "state.event_time.field"
+        _field(problems, where, spec.event_time_field, field_types, _TIME_TYPES)
+    for i, name in enumerate(spec.quote_fields):
+        _field(problems, f"state.frozen_quote.fields[{i}]", name, field_types, None)
+    if spec.frozen_max_s is not None and spec.event_time_field is None:
+        problems.append("state.frozen_quote.max_seconds needs state.event_time")
+    return problems
+
+
 def _section(problems: list[str], where: str, raw: object) -> Mapping[str, Any]:
     if not isinstance(raw, Mapping):
         problems.append(f"{where} must be a mapping")

@@ -49,7 +49,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from stream_validator.codec import encode_json, payload_to_text
-from stream_validator.dlq.budget import FRAMING_BYTES, fit_text, headers_size, record_size
+from stream_validator.dlq.budget import FRAMING_BYTES, fit_text, headers_size, record_fits
 from stream_validator.dlq.headers_form import build_headers_form
 from stream_validator.dlq.records import (
     ENVELOPE_VERSION,
@@ -125,7 +125,7 @@ def build_dlq_record(
     headers = dlq_headers(record, violations, context, "envelope") + extra
     document = envelope_document(record, violations, context)
     value = encode_json(document)
-    if record_size(record.key, value, headers) <= budget:
+    if record_fits(record.key, value, headers, budget):
         return DlqRecord(record.key, value, headers, "envelope", False)
     raw = build_headers_form(record, violations, context, budget=budget, extra_headers=extra)
     if raw is not None:

@@ -27,7 +27,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 
 from stream_validator.codec import encode_json
-from stream_validator.dlq.budget import record_size
+from stream_validator.dlq.budget import record_fits
 from stream_validator.dlq.records import HEADER_PREFIX, DlqRecord, EnvelopeContext, dlq_headers
 from stream_validator.records import Headers, SourceRecord
 from stream_validator.verify import Violation
@@ -57,7 +57,7 @@ def build_headers_form(
     for shown in (violations, short):
         headers = list(record.headers) + _fields(record, shown, len(violations), context)
         headers += extra_headers
-        if record_size(record.key, record.value, headers) <= budget:
+        if record_fits(record.key, record.value, headers, budget):
             return DlqRecord(record.key, record.value, headers, "headers", False)
     return None
 

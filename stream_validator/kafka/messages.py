@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Iterable
+from collections.abc import Sequence
+from itertools import repeat
 from typing import Any
 
 from confluent_kafka import OFFSET_INVALID, TIMESTAMP_NOT_AVAILABLE, Message
@@ -15,8 +15,17 @@ UNREADABLE_HEADERS = "header names are not valid UTF-8; the Kafka client cannot 
 # confluent-kafka decodes header names as UTF-8 and, on failure, returns a list holding a NULL
 # with the error still pending. Only a call through the C API's result check turns that into
 # a SystemError: once CPython specialises a plain ``message.headers()`` call site, the check is
-# skipped and iterating the list crashes the interpreter. methodcaller always goes through it.
-_headers = operator.methodcaller("headers")
+# skipped and iterating the list crashes the interpreter. So the methods are only ever called
+# through ``map`` (vectorcall with the result check: the SystemError is raised), never as
+# ``message.headers()``; calling them column by column also keeps Python frames per record out.
+_headers = Message.headers
+_topic = Message.topic
+_partition = Message.partition
+_offset = Message.offset
+_key = Message.key
+_value = Message.value
+_timestamp = Message.timestamp
+_new_tuple = tuple.__new__
 
 
 def source_record(message: Message) -> SourceRecord:
@@ -32,37 +41,63 @@ def read_record(message: Message) -> tuple[SourceRecord, str | None]:
 
 
 def read_records(
-    messages: Iterable[Message], unreadable: dict[tuple[str, int, int], str]
+    messages: Sequence[Message], unreadable: dict[tuple[str, int, int], str]
 ) -> list[SourceRecord]:
     """Consumed messages (no error events) as SourceRecords; records whose headers were
-    dropped go into ``unreadable`` with the reason. Once per record on the hot path: one
-    loop, positional arguments, no helper calls when a record has no headers."""
-    records: list[SourceRecord] = []
-    append = records.append
-    for message in messages:
-        problem = None
-        try:
-            raw: Any = _headers(message)
-        except SystemError:
-            # The half-built list it cached holds a NULL: never call headers() again.
-            raw, problem = None, UNREADABLE_HEADERS
-        headers = [(str(name), _as_bytes(value)) for name, value in raw] if raw else []
-        ts_type, ts = message.timestamp()
-        offset = message.offset()
-        record = SourceRecord(
-            message.topic() or "",
-            message.partition() or 0,
-            OFFSET_INVALID if offset is None else offset,
-            message.key(),  # bytes: the consumer has no deserializers
-            message.value(),
-            headers,
-            None if ts_type == TIMESTAMP_NOT_AVAILABLE else ts,
-            ts_type,
+    dropped go into ``unreadable`` with the reason.
+
+    Once per record on the hot path, so it works column by column: each ``map`` over an
+    unbound ``Message`` method and the final ``tuple.__new__`` over ``zip`` run in C, with
+    no Python frame per record (about a third of the cost of one loop building each record).
+    """
+    raw = _raw_headers(messages, unreadable)
+    if any(raw):
+        headers = [[(str(name), _as_bytes(value)) for name, value in h] if h else [] for h in raw]
+    else:
+        headers = [[] for _ in raw]
+    stamps = list(map(_timestamp, messages))
+    offsets: list[int | None] = list(map(_offset, messages))
+    if None in offsets:  # never for a record (only for error events); kept total anyway
+        offsets = [OFFSET_INVALID if offset is None else offset for offset in offsets]
+    return list(
+        map(
+            _new_tuple,
+            repeat(SourceRecord),
+            zip(
+                map(_topic, messages),
+                map(_partition, messages),
+                offsets,
+                map(_key, messages),  # bytes: the consumer has no deserializers
+                map(_value, messages),
+                headers,
+                [None if kind == TIMESTAMP_NOT_AVAILABLE else ts for kind, ts in stamps],
+                [kind for kind, _ in stamps],
+                strict=True,
+            ),
         )
-        append(record)
-        if problem is not None:
-            unreadable[(record.topic, record.partition, record.offset)] = problem
-    return records
+    )
+
+
+def _raw_headers(
+    messages: Sequence[Message], unreadable: dict[tuple[str, int, int], str]
+) -> list[Any]:
+    """Each message's raw headers; None (and a note in ``unreadable``) where the client
+    cannot decode them (rare: a header name that is not UTF-8)."""
+    raw: list[Any] = []
+    while True:
+        try:
+            # extend() keeps what it appended before an exception: len(raw) is the culprit.
+            raw.extend(map(_headers, messages[len(raw) :] if raw else messages))
+            return raw
+        except SystemError:
+            # Its cached half-built list holds a NULL: never call headers() on it again.
+            message = messages[len(raw)]
+            raw.append(None)
+            offset = message.offset()
+            where = (message.topic() or "", message.partition() or 0, offset)
+            unreadable[(where[0], where[1], OFFSET_INVALID if offset is None else offset)] = (
+                UNREADABLE_HEADERS
+            )
 
 
 def _as_bytes(value: str | bytes | None) -> bytes | None:

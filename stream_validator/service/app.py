@@ -16,9 +16,10 @@ from types import FrameType
 from typing import Any
 
 from stream_validator import __version__
-from stream_validator.config.settings import ServiceConfig, load_config, redacted
+from stream_validator.config.settings import RouteConfig, ServiceConfig, load_config, redacted
 from stream_validator.errors import ConfigError, ServiceExit
 from stream_validator.service.health import HealthServer
+from stream_validator.service.integritymetrics import IntegrityMetrics
 from stream_validator.service.logs import configure_logging
 from stream_validator.service.loop import StreamService
 from stream_validator.service.metrics import (
@@ -33,7 +34,9 @@ from stream_validator.service.state import ServiceHooks, ServiceState
 log = logging.getLogger("stream_validator.service.app")
 
 
-def metrics_hooks(metrics: ServiceMetrics) -> ServiceHooks:
+def metrics_hooks(
+    metrics: ServiceMetrics, integrity: IntegrityMetrics | None = None
+) -> ServiceHooks:
     """Hooks that feed the service's events into Prometheus metrics."""
 
     def on_batch(delivered: RouteDelivery, duration: float) -> None:
@@ -46,6 +49,8 @@ def metrics_hooks(metrics: ServiceMetrics) -> ServiceHooks:
             dlq=delivered.dlq,
             violation_counts=delivered.plan.violation_counts,
         )
+        if integrity is not None:
+            integrity.observe_batch(delivered.route, delivered.plan.report, delivered.plan.state)
 
     def on_rebalance(event: str, partitions: list[tuple[str, int]]) -> None:
         metrics.inc_rebalance(event)
@@ -66,6 +71,16 @@ def metrics_hooks(metrics: ServiceMetrics) -> ServiceHooks:
     )
 
 
+def set_integrity_metrics(integrity: IntegrityMetrics, route: RouteConfig) -> None:
+    """Create a route's state counters and NaN/±Inf rate gauges at 0."""
+    contract = route.contract
+    if contract.state is not None:
+        integrity.set_state_contract(contract.name)
+    fields = [f.name for f in contract.fields if f.expected_type is float and f.allow_non_finite]
+    if fields:
+        integrity.set_non_finite_fields(contract.name, fields)
+
+
 def run_service(config_path: str, environ: Mapping[str, str] | None = None) -> int:
     """Load the config and run the service until SIGTERM/SIGINT; return the exit code."""
     try:
@@ -81,12 +96,14 @@ def run_service(config_path: str, environ: Mapping[str, str] | None = None) -> i
     metrics.set_build_info(
         __version__, {r.contract.name: r.contract.version for r in config.routes}
     )
+    integrity = IntegrityMetrics(registry)
     for route in config.routes:
         nullable = [f.name for f in route.contract.fields if f.is_nullable]
         metrics.set_null_ceiling(route.contract.name, nullable, route.contract.max_allowed_null_pct)
+        set_integrity_metrics(integrity, route)
     state = ServiceState()
     try:
-        service = StreamService(config, hooks=metrics_hooks(metrics), state=state)
+        service = StreamService(config, hooks=metrics_hooks(metrics, integrity), state=state)
         health = HealthServer(
             state,
             host=config.health_host,

@@ -3,8 +3,10 @@
 ``submit`` sends a batch's outputs and returns at once; each batch is a ``Flight`` that
 counts its acknowledgements. Batches finish in the order they were consumed: a complete
 one at the head of the queue is reported and its offsets become committable. Every
-``batch.commit_interval_s`` the offsets that moved are committed asynchronously; on revoke
-and at shutdown the committer waits for the outputs in flight and commits synchronously.
+``batch.commit_interval_s`` the offsets that moved are committed asynchronously (and every
+``CONFIRM_INTERVAL_S`` those once more, synchronously, since an asynchronous commit's failure
+reports nowhere); on revoke and at shutdown the committer waits for the outputs in flight and
+commits synchronously.
 So no offset is ever committed before every output (clean and DLQ) of every record below
 it was acknowledged.
 
@@ -36,6 +38,12 @@ from stream_validator.service.rejections import Rejections
 
 log = logging.getLogger("stream_validator.service")
 
+#: How often offsets committed only asynchronously are committed again, synchronously. An
+#: asynchronous commit that fails (e.g. during a cooperative rebalance) reports nowhere the
+#: service looks; without this its partition's committed offset would stay behind until
+#: the next revoke or shutdown (lag shown wrongly, and a restart re-reads more than needed).
+CONFIRM_INTERVAL_S = 5.0
+
 
 class AtLeastOnce(BaseCommitter):
     """Pipelined delivery; commits what was acknowledged, asynchronously on an interval."""
@@ -62,7 +70,7 @@ class AtLeastOnce(BaseCommitter):
         self._positions: dict[TopicPartitionKey, int] = {}  # delivered: may be committed
         self._sent: dict[TopicPartitionKey, int] = {}  # the last commit issued
         self._confirmed: dict[TopicPartitionKey, int] = {}  # the last commit known to succeed
-        self._last_commit = clock()
+        self._last_commit = self._last_confirm = clock()
 
     @property
     def producer(self) -> Producer:
@@ -90,8 +98,12 @@ class AtLeastOnce(BaseCommitter):
         """Serve acknowledgements; report finished batches; commit when the interval is up."""
         self._producer.poll(0)
         outcomes = self._take_ready() + self._collect(drained=False)
-        if self._clock() - self._last_commit >= self._interval_s:
+        now = self._clock()
+        if now - self._last_commit >= self._interval_s:
             self._commit("interval", asynchronous=True)
+        if now - self._last_confirm >= CONFIRM_INTERVAL_S and self._sent != self._confirmed:
+            self._last_confirm = now
+            self._commit("confirm", asynchronous=False)
         return outcomes
 
     def commit_pending(self, reason: str) -> None:

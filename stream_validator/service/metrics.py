@@ -1,4 +1,5 @@
-"""Prometheus metrics of the streaming service; the ONLY module that imports prometheus_client.
+"""Prometheus metrics of the streaming service; with ``integritymetrics`` (per-symbol state,
+NaN/±Inf rates) the only modules that import prometheus_client.
 
 Every metric lives on an injected ``CollectorRegistry`` (never the global one), so each
 service instance and each test owns its metrics.
@@ -37,6 +38,7 @@ from stream_validator.labels import (
     is_count,
     is_number,
 )
+from stream_validator.service.histogram import BatchHistogram
 from stream_validator.service.httpbound import MAX_CONNECTIONS, BoundedHandler, BoundedWSGIServer
 from stream_validator.service.lagstats import consumer_lags
 from stream_validator.verify import SchemaContractValidationReport, ViolationKind
@@ -188,10 +190,13 @@ class ServiceMetrics:
             "Batch processing time.",
             BATCH_DURATION_BUCKETS,
         )
-        self._latency = histogram(
+        # One value per clean record: a histogram fed per batch (see service/histogram.py).
+        self._latency = BatchHistogram(
             "stream_validator_end_to_end_latency_seconds",
             "Source record timestamp to clean-topic produce ack.",
+            ("route",),
             LATENCY_BUCKETS,
+            registry,
         )
         self._lag = gauge(
             "stream_validator_consumer_lag_records", "Consumer lag.", ("topic", "partition")
@@ -315,11 +320,8 @@ class ServiceMetrics:
 
     def observe_end_to_end_latency(self, route: str, seconds: Iterable[float]) -> None:
         """Record source-timestamp-to-produce-ack latencies; negatives (clock skew) count as 0."""
-        route = config_label("route", route)
-        child = self._latency.labels(route)
-        for value in seconds:
-            if is_number(value):  # a missing/garbled source timestamp is no latency
-                child.observe(max(0.0, float(value)))
+        # Non-finite values (a garbled source timestamp) are no latency; skipped.
+        self._latency.observe_many((config_label("route", route),), seconds)
 
     def set_consumer_lag(self, topic: str, partition: int, lag: int) -> None:
         """Publish the lag (records) of one assigned partition."""

@@ -31,26 +31,25 @@ locked_book          ticks, books: bid == ask (a tick's last     valid today; ru
 impossible_bar       bars: high below low, open above high or    valid today; rule_violation of
                      close below low (drawn at random)           low <= open/close <= high
                                                                  once wired
-sequence_gap         ticks (the only entity with seq): the       valid today; sequence_gap
-                     symbol's seq jumps 100 numbers ahead and    (flag) once per-symbol state
-                     its later records continue from there       is wired
-sequence_regression  ticks: seq 10 below the symbol's last; the  valid today;
-                     next record continues without a gap         sequence_regression (flag)
-                                                                 once wired
-stale_timestamp      event time (tick event_ts, book             valid today;
-                     snapshot_ts, bar bar_start) the Unix epoch  timestamp_out_of_range once
-                     or 6 h old, half each                       max_age_s is wired (and an
-                                                                 event-time regression)
+sequence_gap         ticks (the only entity with seq): the       valid; a sequence_gap event
+                     symbol's seq jumps 100 numbers ahead and    (flag) of tick.yaml's state
+                     its later records continue from there
+sequence_regression  ticks: seq 10 below the symbol's last; the  valid; a sequence_regression
+                     next record continues without a gap         event (flag)
+stale_timestamp      event time (tick event_ts, book             valid; timestamp_out_of_range
+                     snapshot_ts, bar bar_start) the Unix epoch  under a max_age_s (none is
+                     or 6 h old, half each                       shipped); ticks: an
+                                                                 event_time_regression (flag)
 future_timestamp     event time 1 h ahead                        valid today;
                                                                  timestamp_out_of_range once
                                                                  max_future_s is wired
 naive_timestamp      event time without an offset                valid today (naive ISO parses);
                      ("2026-01-05T14:30:00.000123")              a violation once
                                                                  require_timezone is wired
-frozen_quote         each symbol repeats its first complete      valid today; a frozen_quote
-                     quote of the episode (ticks: price, size,   alert (not a quarantine) once
-                     bid, ask and sizes; books: all levels;      per-symbol state is wired
-                     bars: OHLC, volume, trades, VWAP)
+frozen_quote         each symbol repeats its first complete      valid; ticks: a frozen_quote
+                     quote of the episode (ticks: price, size,   alert of tick.yaml's state
+                     bid, ask and sizes; books: all levels;      past 20 updates (never a
+                     bars: OHLC, volume, trades, VWAP)           quarantine)
 bad_deploy           every field name in PascalCase (bid_sz ->   every record quarantined:
                      BidSz, symbol -> Symbol)                    missing_field for each declared
                                                                  field; the new names in

@@ -39,6 +39,12 @@ class ViolationKind(StrEnum):
     #: Set by the streaming service when the broker refused a record for good (too large
     #: for the topic, invalid timestamp, invalid record); the verifier itself never emits it.
     DELIVERY_REJECTED = "delivery_rejected"
+    #: Set by the streaming service when a contract's ``state`` quarantines a record
+    #: (action ``quarantine``): the symbol's sequence skipped numbers, stepped back, or its
+    #: event time went back beyond the tolerance. The verifier itself never emits them.
+    SEQUENCE_GAP = "sequence_gap"
+    SEQUENCE_REGRESSION = "sequence_regression"
+    EVENT_TIME_REGRESSION = "event_time_regression"
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +144,10 @@ class SchemaContractValidationReport:
     caller of ``validate_payloads`` forward the original bytes unchanged.
     ``flagged_counts`` counts, per rule with action ``flag``, the valid records that
     broke it (they are in ``valid_records``; a quarantined record is not counted there).
+    ``nan_counts``/``inf_counts`` count the valid records holding NaN / ±Inf, per float
+    field with ``allow_non_finite`` (the only fields where they pass; other fields have no
+    entry). Only decoded records can hold them: the JSON decoder refuses NaN and ±Inf, so
+    on the bytes path (``validate_payloads``, Kafka) they are always 0.
     """
 
     contract_name: str
@@ -155,6 +165,8 @@ class SchemaContractValidationReport:
     valid_count: int = -1
     quarantined_count: int = -1
     flagged_counts: Counter[str] = field(default_factory=Counter)
+    nan_counts: dict[str, int] = field(default_factory=dict)
+    inf_counts: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # Counts default to the list lengths; the streaming CLI keeps counts only.
@@ -172,6 +184,16 @@ class SchemaContractValidationReport:
     def is_batch_valid(self) -> bool:
         """True only when nothing was quarantined and no null ceiling was breached."""
         return self.quarantined_count == 0 and not self.null_breach_fields
+
+    @property
+    def nan_rates(self) -> dict[str, float]:
+        """NaN % (0-100) of the valid records, per field in ``nan_counts``."""
+        return _rates(self.nan_counts, self.valid_count)
+
+    @property
+    def inf_rates(self) -> dict[str, float]:
+        """±Inf % (0-100) of the valid records, per field in ``inf_counts``."""
+        return _rates(self.inf_counts, self.valid_count)
 
     def counts_by_kind(self) -> dict[str, int]:
         """Violations per kind, over the whole batch."""
@@ -200,8 +222,14 @@ class SchemaContractValidationReport:
             "flagged_by_rule": dict(self.flagged_counts),
             "null_rates": self.null_rates,
             "null_breach_fields": self.null_breach_fields,
+            "nan_rates": self.nan_rates,
+            "inf_rates": self.inf_rates,
             "max_allowed_null_pct": self.max_allowed_null_pct,
             "observed_unknown_fields": sorted(self.observed_unknown_fields),
             "drift_detected": self.drift_detected,
             "is_batch_valid": self.is_batch_valid,
         }
+
+
+def _rates(counts: Mapping[str, int], survivors: int) -> dict[str, float]:
+    return {name: n * 100.0 / survivors if survivors else 0.0 for name, n in counts.items()}

@@ -20,8 +20,9 @@ time), so a replay gives the same events as the live run. What must hold:
   for the symbol (``event_time_regression``).
 * Frozen quote: the same quote (e.g. price, bid, ask) on more than ``frozen_max_updates``
   updates in a row, or for more than ``frozen_max_s`` of event time, gives one
-  ``frozen_quote`` event per episode; a different quote ends the episode. A quote
-  holding NaN never counts as frozen (NaN is reported by the non-finite rates).
+  ``frozen_quote`` event per episode; a different quote ends the episode. Time is the
+  symbol's latest event time, so a record whose time went back does not stretch it. A
+  quote holding NaN never counts as frozen (NaN is reported by the non-finite rates).
 
 Events carry the symbol for examples in batch events; counts go per contract and kind,
 never per symbol (``EventTally``).
@@ -40,6 +41,9 @@ from stream_validator.contracts.statespec import SymbolStateSpec
 
 _NO_EVENTS: Final[tuple[SymbolEvent, ...]] = ()
 _EXAMPLE_LENGTH: Final = 32
+# Violations that leave every field well-formed (rules and skew windows run on fields that
+# passed their own checks): a record quarantined only for these still feeds the state.
+_FIELDS_INTACT: Final = frozenset({"rule_violation", "timestamp_out_of_range"})
 
 
 class SymbolEventKind(StrEnum):
@@ -131,7 +135,9 @@ class SymbolStateTracker:
             else:
                 self._event_time(state, symbol, event_time, events)
         if quote is not None:
-            self._frozen(state, symbol, tuple(quote), event_time, events)
+            # The symbol's latest event time, not this record's: a stale record (an epoch
+            # timestamp) inside a quiet stretch must not make the quote look held for decades.
+            self._frozen(state, symbol, tuple(quote), state.latest, events)
         return tuple(events) if events else _NO_EVENTS
 
     def observe_record(
@@ -242,6 +248,17 @@ class SymbolStateTracker:
             return
         state.alerted = True
         events.append(SymbolEvent(SymbolEventKind.FROZEN_QUOTE, symbol, detail))
+
+
+def feeds_state(violation_kinds: Iterable[str]) -> bool:
+    """Whether a record quarantined with these violation kinds still feeds the state.
+
+    Yes when only record rules or skew windows failed: its fields passed their own checks,
+    and a crossed book left out would leave a sequence gap that did not happen. No when
+    a field failed (missing, null, wrong type, out of bounds, undecodable): its seq and
+    time cannot be trusted.
+    """
+    return all(str(kind) in _FIELDS_INTACT for kind in violation_kinds)
 
 
 def event_seconds(value: object) -> float | None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from fractions import Fraction
 
@@ -33,6 +35,7 @@ class DataSchemaContractVerifier:
         "_fast_check",
         "_inspector",
         "_native",
+        "_non_finite",
         "contract",
         "max_payload_bytes",
     )
@@ -66,15 +69,32 @@ class DataSchemaContractVerifier:
         # Exact decimal value of the limit, so "equal to the ceiling" is never a
         # breach because of binary floating point (e.g. 0.3).
         self._ceiling = Fraction(repr(float(contract.max_allowed_null_pct)))
+        # The fields whose NaN/±Inf rates are reported: the only ones where those pass.
+        self._non_finite = tuple(
+            spec.name
+            for spec in contract.fields
+            if spec.expected_type is float and spec.allow_non_finite
+        )
 
     def validate_batch(
         self, records: Iterable[object], *, now: datetime | None = None
     ) -> SchemaContractValidationReport:
-        """Validate already-decoded records (mappings expected); ``now`` as below."""
+        """Validate already-decoded records (mappings expected); ``now`` as below.
+
+        The report counts NaN and ±Inf per float field with ``allow_non_finite``.
+        """
         batch = self.start_batch(now=now)
+        fields = self._non_finite
+        if not fields:
+            for record in records:
+                batch.add_record(record)
+            return batch.finish()
+        nan = dict.fromkeys(fields, 0)
+        inf = dict.fromkeys(fields, 0)
         for record in records:
-            batch.add_record(record)
-        return batch.finish()
+            if batch.add_record(record) is None:
+                _count_non_finite(record, fields, nan, inf)
+        return replace(batch.finish(), nan_counts=nan, inf_counts=inf)
 
     def validate_payloads(
         self,
@@ -92,10 +112,30 @@ class DataSchemaContractVerifier:
         """
         batch = self.start_batch(now=now)
         batch.add_payloads(payloads)
-        return batch.finish()
+        report = batch.finish()
+        if not self._non_finite:
+            return report
+        # The JSON decoder refuses NaN and ±Inf: over bytes their rates are 0 by construction.
+        zeros = dict.fromkeys(self._non_finite, 0)
+        return replace(report, nan_counts=zeros, inf_counts=dict(zeros))
 
     def start_batch(
         self, *, keep_records: bool = True, now: datetime | None = None
     ) -> BatchAccumulator:
         """An incremental batch; with keep_records=False only counts are kept (flat memory)."""
         return BatchAccumulator(self, keep_records=keep_records, now=now)
+
+
+def _count_non_finite(
+    record: object, fields: tuple[str, ...], nan: dict[str, int], inf: dict[str, int]
+) -> None:
+    """Count a valid record's NaN and ±Inf values (its float fields passed their checks)."""
+    if not isinstance(record, Mapping):
+        return
+    for name in fields:
+        value = record.get(name)
+        if isinstance(value, float) and not math.isfinite(value):
+            if value != value:
+                nan[name] += 1
+            else:
+                inf[name] += 1

@@ -81,6 +81,7 @@ def tick_processor(
     *,
     contract: SchemaContract | None = None,
     max_message_bytes: int = 1_048_576,
+    null_window: int = 500,
     **route_options: Any,
 ) -> RouteProcessor:
     """The pure pipeline of a route src -> clean | dlq checking ``tick`` records against
@@ -99,6 +100,7 @@ def tick_processor(
         consumer_group="g",
         validator_version="0.1.0",
         max_message_bytes=max_message_bytes,
+        null_window=null_window,
     )
 
 

@@ -58,6 +58,7 @@ def test_defaults(tmp_path: Path) -> None:
     config = load(tmp_path, minimal())
     assert (config.health_host, config.metrics_host) == ("127.0.0.1", "127.0.0.1")
     assert config.batch_max_records == 500 and config.routes[0].on_null_ceiling_breach == "alert"
+    assert (config.batch_linger_s, config.batch_commit_interval_s) == (0.0, 0.1)
     assert config.routes[0].max_payload_bytes < config.max_message_bytes
 
 
@@ -103,11 +104,12 @@ def test_env_cannot_set_routes() -> None:
         ({"colour": 1}, "unknown key(s) colour (allowed: batch, kafka, metrics, routes, service)"),
         (
             {"batch": {"max_record": 5}},
-            "batch: unknown key(s) max_record (allowed: commit_interval_s, max_records,",
+            "batch: unknown key(s) max_record (allowed: commit_interval_s, linger_s, max_records,",
         ),
         ({"batch": {"max_records": "many"}}, "batch.max_records: expected int, got str"),
         ({"batch": {"max_records": True}}, "batch.max_records: expected int, got bool"),
         ({"batch": {"max_records": 0}}, "batch.max_records: expected int >= 1, got 0"),
+        ({"batch": {"linger_s": -0.1}}, "batch.linger_s: expected float >= 0.0, got -0.1"),
         ({"kafka": {"bootstrap": "x"}}, "kafka: unknown key(s) bootstrap (allowed:"),
         ({"kafka": {"settings": ["a"]}}, "kafka.settings: expected mapping, got list"),
         ({"service": {"log_level": "LOUD"}}, "service.log_level"),

@@ -7,6 +7,10 @@ import hashlib
 import json
 import os
 
+from hypothesis import given
+from hypothesis import strategies as st
+
+from stream_validator.dlq.budget import record_fits, record_size
 from stream_validator.records import OutputRecord, SourceRecord
 from stream_validator.replay.planner import Envelope, Outcome, ReplayPlanner
 from stream_validator.replay.selection import Selection
@@ -139,3 +143,25 @@ def test_tombstone_with_an_oversized_key_keeps_a_null_untruncated_payload() -> N
     envelope = json.loads(output.value or b"")
     assert envelope["payload"] is None and envelope["payload_truncated"] is False
     assert envelope["key_truncated"] is True
+
+
+names = st.text(max_size=40)
+header_values = st.one_of(st.none(), st.binary(max_size=300))
+
+
+@given(
+    key=st.one_of(st.none(), st.binary(max_size=200)),
+    value=st.one_of(st.none(), st.binary(max_size=2000)),
+    headers=st.lists(st.tuples(names, header_values), max_size=12),
+    slack=st.integers(min_value=-50, max_value=400),
+)
+def test_record_fits_agrees_with_the_exact_size(
+    key: bytes | None,
+    value: bytes | None,
+    headers: list[tuple[str, bytes | None]],
+    slack: int,
+) -> None:
+    """The cheap bound never changes the verdict, at budgets around the exact size too."""
+    exact = record_size(key, value, headers)
+    for budget in (exact + slack, exact, exact - 1, 10**6):
+        assert record_fits(key, value, headers, budget) == (exact <= budget)

@@ -9,7 +9,8 @@ from typing import Any
 from stream_validator.config.settings import ServiceConfig, config_from_mapping
 from stream_validator.kafka.fake import FakeBroker, FakeClients
 from stream_validator.records import SourceRecord
-from stream_validator.service.app import metrics_hooks
+from stream_validator.service.app import metrics_hooks, set_integrity_metrics
+from stream_validator.service.integritymetrics import IntegrityMetrics
 from stream_validator.service.loop import StreamService
 from stream_validator.service.metrics import CollectorRegistry, ServiceMetrics
 from stream_validator.service.state import ServiceHooks, ServiceState
@@ -76,6 +77,9 @@ class Harness:
         self.broker.create_topic("clean", self.partitions)
         self.broker.create_topic("dlq", self.partitions)
         self.metrics = ServiceMetrics(self.registry)
+        self.integrity = IntegrityMetrics(self.registry)
+        for route in self.config.routes:
+            set_integrity_metrics(self.integrity, route)
         self.clients = FakeClients(
             self.broker,
             GROUP,
@@ -85,7 +89,7 @@ class Harness:
         )
         self.service = StreamService(
             self.config,
-            hooks=self.hooks or metrics_hooks(self.metrics),
+            hooks=self.hooks or metrics_hooks(self.metrics, self.integrity),
             state=self.state,
             clients=self.clients,
         )

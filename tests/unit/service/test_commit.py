@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from stream_validator.errors import KafkaErrorInfo, ServiceExit
-from stream_validator.records import SourceRecord
+from stream_validator.records import SourceRecord, TopicPartitionKey
+from stream_validator.service import atleastonce
 from stream_validator.service.commit import AckedOffsets
 
-from .fakeservice import Harness, service_config, tick
+from .fakeservice import EVERY_POLL, Harness, service_config, tick
 
 
 def rec(offset: int, partition: int = 0) -> SourceRecord:
@@ -45,3 +48,27 @@ def test_failed_commit_is_retried_with_the_next_batch() -> None:
     assert h.run() == ServiceExit.OK
     assert h.broker.commit_log == [("svc", {("src", 0): 20})]
     assert (h.state.batches, h.state.commits, h.state.failed_batches) == (2, 1, 0)
+
+
+def test_an_asynchronous_commit_that_failed_unseen_is_confirmed_synchronously(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Asynchronous commit errors report nowhere: the offsets they carried are committed
+    again, synchronously, within CONFIRM_INTERVAL_S, not only at the next revoke or
+    shutdown (a partition kept through a rebalance stayed behind for minutes)."""
+    monkeypatch.setattr(atleastonce, "CONFIRM_INTERVAL_S", 0.0)
+    h = Harness(service_config(commit_interval_s=EVERY_POLL))
+    h.feed([tick.json(i) for i in range(20)])
+    lost = KafkaErrorInfo("REBALANCE_IN_PROGRESS", "cooperative rebalance")
+    h.broker.faults.commit_errors += [lost, lost]  # both asynchronous commits fail unseen
+    idle_log: list[list[tuple[str, dict[TopicPartitionKey, int]]]] = []
+
+    def stop_on_second_idle() -> None:
+        idle_log.append(list(h.broker.commit_log))
+        if len(idle_log) == 2:
+            h.service.stop()
+
+    h.on_idle = stop_on_second_idle
+    assert h.run() == ServiceExit.OK
+    # Committed while the service still ran (before shutdown's own synchronous commit).
+    assert ("svc", {("src", 0): 20}) in idle_log[0]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 from stream_validator.errors import KafkaErrorInfo, ServiceExit
 from stream_validator.kafka.ports import Producible
 from stream_validator.records import TopicPartitionKey
@@ -188,3 +191,46 @@ def test_fatal_client_error_stops_the_service() -> None:
 
     h.on_idle = fatal_once
     assert h.run() == ServiceExit.FATAL
+
+
+def _recorded_consumes(h: Harness) -> list[tuple[int, float, int]]:
+    """Wrap the service's consumer: each consume() call as (max_records, timeout, got)."""
+    calls: list[tuple[int, float, int]] = []
+    make = h.clients.consumer
+
+    def consumer(**kwargs: Any) -> Any:
+        fake = make(**kwargs)
+        consume = fake.consume
+
+        def recorded(max_records: int, timeout_s: float) -> Any:
+            consumed = consume(max_records, timeout_s)
+            calls.append((max_records, timeout_s, len(consumed.records)))
+            return consumed
+
+        fake.consume = recorded  # type: ignore[method-assign]
+        return fake
+
+    h.clients.consumer = consumer  # type: ignore[method-assign]
+    return calls
+
+
+def test_a_batch_is_never_held_open_waiting_to_fill() -> None:
+    """Only the wait for a batch's first record may block; what arrived is taken at once
+    (batch.linger_s 0), so 3 records of a max_records=10 batch do not wait for 7 more."""
+    h = Harness(service_config())
+    calls = _recorded_consumes(h)
+    h.feed([tick.json(i) for i in range(3)])
+    assert h.run() == ServiceExit.OK
+    assert calls[0] == (10, 0.0, 3)  # what has arrived, without waiting
+    assert all(timeout == 0.0 or max_records == 1 for max_records, timeout, _ in calls)
+    assert len(h.topic("clean")) == 3
+
+
+def test_linger_waits_for_more_after_the_first_record() -> None:
+    """batch.linger_s > 0: once records arrived, wait that long for the batch to fill."""
+    config = service_config()
+    h = Harness(replace(config, batch_linger_s=0.005))
+    calls = _recorded_consumes(h)
+    h.feed([tick.json(i) for i in range(3)])
+    assert h.run() == ServiceExit.OK
+    assert calls[:2] == [(10, 0.0, 3), (7, 0.005, 0)]

@@ -7,8 +7,8 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from stream_validator.contracts import load_contract
-from stream_validator.records import SourceRecord
-from stream_validator.service.pipeline import RouteProcessor
+from stream_validator.records import OutputRecord, SourceRecord
+from stream_validator.service.pipeline import RouteProcessor, clean_outputs
 from tests.support.flood import flood_plan
 from tests.support.ticks import TICK_YAML, TickFactory, tick_processor
 
@@ -149,3 +149,29 @@ def test_skew_windows_use_the_validation_time(make_tick: TickFactory) -> None:
     late = processor.plan(source([tick]), validated_at=day_later)
     assert [o.kind for o in same_day.outputs] == ["clean"]
     assert [o.first_violation for o in late.outputs] == ["timestamp_out_of_range"]
+
+
+def test_clean_outputs_equal_keyword_construction() -> None:
+    """clean_outputs builds tuples positionally in C: the same records as OutputRecord(...)."""
+    records = [
+        SourceRecord("src", 1, 7, b"k", b"{}", [("h", b"v")], 1_700_000_000_000, 1),
+        SourceRecord("src", 0, 8, None, None, [], None, 0),
+    ]
+    expected = [
+        OutputRecord(
+            kind="clean",
+            topic="clean.t",
+            key=r.key,
+            value=r.value,
+            headers=r.headers,
+            timestamp_ms=r.timestamp_ms,
+            source=r,
+            truncated=False,
+            first_violation=None,
+        )
+        for r in records
+    ]
+    got = clean_outputs("clean.t", records)
+    assert got == expected
+    assert all(type(out) is OutputRecord for out in got)
+    assert got[0].source is records[0]

@@ -244,6 +244,14 @@ def test_quote_frozen_for_more_than_t_seconds(
     assert [e.detail for e in events] == ["same quote for 61.000 s (limit 60 s)"]
 
 
+def test_a_stale_record_does_not_stretch_the_frozen_time(make_tracker: Make) -> None:
+    """A record from 1970 holding the same quote is no 'same quote for 56 years'."""
+    tracker = make_tracker(event_time_field="ts", frozen_max_s=60.0)
+    now = 1_764_000_000.0
+    events = quotes(tracker, [(now, (1.0,)), (0.0, (2.0,)), (now + 1, (2.0,))])
+    assert FROZEN not in [e.kind for e in events]
+
+
 def test_frozen_alert_once_per_episode(make_tracker: Make) -> None:
     """A quote stuck for 20 updates alerts once, not on every update past the limit."""
     tracker = make_tracker(frozen_max_updates=3)

@@ -1,0 +1,134 @@
+"""PURE: a route's per-symbol state (``verify.symbolstate``) applied to one planned batch.
+
+Which records the tracker sees: every record whose fields passed their own checks, in
+source order -- the valid ones, and those quarantined only by a record rule or a timestamp
+skew window (a crossed book still carries the feed's next sequence number: leaving it out
+would report a gap that did not happen). A record with a field problem (missing, null,
+wrong type, out of bounds, undecodable) is not seen: its seq and time cannot be trusted.
+
+What an event does follows the contract's ``state`` actions: ``flag`` (the default) only
+counts and reports it; ``quarantine`` sends the record to the DLQ with the event kind as
+its violation (``sequence_gap``, ``sequence_regression``, ``event_time_regression``), unless
+it is headed there already. ``frozen_quote`` is an alert event, never a quarantine.
+
+State is keyed by (topic, partition) and symbol. The service drops a partition's state when
+the partition is revoked or lost and when it rewinds the partition after a failed batch, so
+the first record after an assignment or a rewind starts fresh: replayed records are never
+taken for regressions.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from stream_validator.contracts.rulespec import RuleAction
+from stream_validator.contracts.statespec import SymbolStateSpec
+from stream_validator.records import SourceRecord, TopicPartitionKey
+from stream_validator.service.stateview import StateFeed
+from stream_validator.verify import SchemaContractValidationReport, Violation, ViolationKind
+from stream_validator.verify.symbolstate import (
+    EventTally,
+    SymbolEventKind,
+    SymbolStateTracker,
+    feeds_state,
+)
+
+#: Example symbols per event kind in a batch event (each cut to 32 characters).
+MAX_EXAMPLES: Final = 5
+
+
+@dataclass(frozen=True, slots=True)
+class StateSummary:
+    """What the state saw in one batch: events per kind (with capped example symbols),
+    the LRU evictions it made, and the symbols held after it (all partitions)."""
+
+    events: dict[str, dict[str, object]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    evictions: int = 0
+    symbols: int = 0
+    quarantined: int = 0
+
+    def as_event(self) -> dict[str, object]:
+        """JSON-ready, for the batch event."""
+        return {
+            "events": self.events,
+            "evictions": self.evictions,
+            "symbols": self.symbols,
+            "quarantined": self.quarantined,
+        }
+
+
+class RouteState:
+    """One route's tracker and the actions of its contract's ``state`` section."""
+
+    __slots__ = ("_feed", "_fields", "_quarantine", "spec", "tracker")
+
+    def __init__(self, spec: SymbolStateSpec, field_types: Mapping[str, type]) -> None:
+        self.spec = spec
+        self.tracker = SymbolStateTracker(spec)
+        self._feed = StateFeed(self.tracker, field_types)
+        quarantine: set[SymbolEventKind] = set()
+        if spec.sequence_action is RuleAction.QUARANTINE:
+            quarantine |= {SymbolEventKind.SEQUENCE_GAP, SymbolEventKind.SEQUENCE_REGRESSION}
+        if spec.event_time_action is RuleAction.QUARANTINE:
+            quarantine.add(SymbolEventKind.EVENT_TIME_REGRESSION)
+        self._quarantine = frozenset(quarantine)
+        self._fields = {
+            SymbolEventKind.SEQUENCE_GAP: spec.sequence_field,
+            SymbolEventKind.SEQUENCE_REGRESSION: spec.sequence_field,
+            SymbolEventKind.EVENT_TIME_REGRESSION: spec.event_time_field,
+        }
+
+    def apply(
+        self,
+        records: Sequence[SourceRecord],
+        report: SchemaContractValidationReport,
+        dlq_violations: dict[int, list[Violation]],
+        added: Counter[tuple[str | None, str]],
+    ) -> StateSummary:
+        """Feed the batch to the tracker; quarantine per the actions (into ``dlq_violations``
+        and ``added``, records not headed for the DLQ yet only)."""
+        tracker = self.tracker
+        observe = self._feed.observe
+        evictions = tracker.evictions
+        tally = EventTally(MAX_EXAMPLES)
+        moved = 0
+        for index, value in _fed(records, report):
+            record = records[index]
+            events = observe((record.topic, record.partition), value)
+            if not events:
+                continue
+            tally.add(events)
+            if index in dlq_violations or not self._quarantine:
+                continue
+            violations = [
+                Violation(self._fields.get(event.kind), ViolationKind(event.kind), event.detail)
+                for event in events
+                if event.kind in self._quarantine
+            ]
+            if violations:
+                dlq_violations[index] = violations
+                moved += 1
+                added.update((v.field, str(v.kind)) for v in violations)
+        counts = {str(kind): n for kind, n in tally.counts.items()}
+        evicted = tracker.evictions - evictions
+        return StateSummary(tally.summary(), counts, evicted, len(tracker), moved)
+
+    def drop(self, keys: Iterable[TopicPartitionKey]) -> int:
+        """Forget partitions' state (revoked, lost or rewound); the symbols dropped."""
+        return sum(self.tracker.drop(key) for key in keys)
+
+
+def _fed(
+    records: Sequence[SourceRecord], report: SchemaContractValidationReport
+) -> Iterator[tuple[int, object]]:
+    """(batch index, payload) of the records the state sees, in source order."""
+    valid = ((index, records[index].value) for index in report.valid_indices)
+    intact = [(q.index, q.raw_payload) for q in report.quarantined_records if feeds_state(q.kinds)]
+    if not intact:
+        yield from valid
+        return
+    yield from sorted([*valid, *intact], key=lambda pair: pair[0])
