@@ -1,8 +1,8 @@
 """The native fast path: decides *valid* for the common payload without building dicts.
 
-At start-up msgspec ``Struct`` types are generated from the contract (types, bounds via
-``Meta``, every field required, unknown fields forbidden, ``gc=False``). A chunk of
-payloads is framed as ``[[p0]\\n,[p1]\\n,...]`` and decoded in one native call into
+At start-up msgspec ``Struct`` types are generated from the contract (``structgen``: types,
+bounds via ``Meta``, every field required, unknown fields forbidden, ``gc=False``). A chunk
+of payloads is framed as ``[[p0]\\n,[p1]\\n,...]`` and decoded in one native call into
 ``list[tuple[Struct]]``. Whatever the fast path does not accept goes to the full rules,
 whose verdict is final, so the fast path may only ever be *stricter* than the rules.
 
@@ -16,11 +16,18 @@ it, i.e. a JSON text of its own. A payload such as ``{"a":1}],[{"b":2}`` changes
 of arrays and fails the decode (or the length check).
 
 A failed decode does not cost a second pass over the payloads before the failure (see
-``window``): when none of the payloads before the one the error names holds a ``]`` byte,
-every ``]`` up to there is a framing one, so the elements msgspec completed before it
-stopped are exactly those payloads, and msgspec checks elements in order. The named
-payload goes to the rules, and the decode resumes in place after it. Otherwise the error
-is only a hint and the payloads before it are decoded again to prove them.
+``window``): the error names an element (or a byte), the payload there goes to the rules,
+and the decode resumes in place after it. The runs decoded so far are settled once, at
+the end of the chunk, by one comma count over all of them. It proves two things at once.
+First, no key was repeated (below). Second, the elements msgspec completed before each
+failure were exactly the payloads before it: strings cannot cross the raw newline, and a
+Struct is flat, so a payload out of step with the framing holds ``m >= 2`` whole objects
+and the ``m - 1`` commas between them, ``(m - 1) * N`` commas beyond the ``N - 1`` of one
+record (N: declared fields). Each extra element shifts the payloads taken as complete
+by one, and a payload wrongly taken lacks at most ``N - 1`` commas, so the count over the
+runs exceeds ``N - 1`` per payload (plus the separators) whenever any run was out of step.
+When the count is off, each run is settled on its own, and a run whose payloads hold a
+``]`` byte is decoded again as a run of its own to prove it.
 
 Where msgspec and the rules could differ, the fast path is kept stricter:
 
@@ -39,7 +46,6 @@ Where msgspec and the rules could differ, the fast path is kept stricter:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from operator import attrgetter, itemgetter
@@ -48,92 +54,21 @@ from typing import Annotated, Any, Final
 import msgspec
 
 from stream_validator.codec import NativeDecodeError, typed_decoder
-from stream_validator.contracts.model import FieldSpec, SchemaContract
+from stream_validator.contracts.model import SchemaContract
 from stream_validator.verify import window
 from stream_validator.verify.dupkeys import duplicate_keys
 from stream_validator.verify.nativetime import DatetimeField, bad_datetimes, is_aware_iso, is_iso
 from stream_validator.verify.recordchecks import Bounds, RecordChecks
-from stream_validator.verify.structrules import compile_post_init
+from stream_validator.verify.structgen import UnsupportedContract, null_probe, record_struct
+
+__all__ = ["CHUNK", "NativeCheck", "UnsupportedContract"]
 
 #: Payloads per screened chunk: large enough that the per-chunk work is amortized, small
 #: enough that the framed copy stays small (a few hundred KB).
 CHUNK: Final = 256
-_INT64_MIN: Final = -(2**63)
-_INT64_MAX: Final = 2**63 - 1
 _first = itemgetter(0)
-
-
-class UnsupportedContract(ValueError):
-    """The contract has a bound the Struct cannot express exactly; use the rules only."""
-
-
-def _int_type(lo: float | int | None, hi: float | int | None) -> Any:
-    low = _INT64_MIN if lo is None else max(math.ceil(lo), _INT64_MIN)
-    high = _INT64_MAX if hi is None else min(math.floor(hi), _INT64_MAX)
-    if low > high:
-        raise UnsupportedContract("no 64-bit int satisfies the bounds")
-    return Annotated[int, msgspec.Meta(ge=low, le=high)]
-
-
-def _float_bound(bound: float | int | None) -> float | None:
-    if bound is None:
-        return None
-    if float(bound) != bound:  # an int bound a double cannot hold exactly
-        raise UnsupportedContract(f"bound {bound!r} is not exact as a float")
-    return float(bound)
-
-
-def _field_type(spec: FieldSpec, native_datetimes: bool) -> Any:
-    lo, hi = spec.min_value, spec.max_value
-    for bound in (lo, hi):
-        if bound is not None and not math.isfinite(bound):
-            raise UnsupportedContract("non-finite bound")
-    tp: Any
-    if spec.expected_type is bool:
-        tp = bool
-    elif spec.expected_type is datetime and native_datetimes:
-        tp = Annotated[datetime, msgspec.Meta(tz=True)] if spec.require_timezone else datetime
-    elif spec.expected_type is str or spec.expected_type is datetime:
-        tp = str
-    elif spec.expected_type is int:
-        tp = _int_type(lo, hi)
-    elif spec.expected_type is float:
-        fmeta = msgspec.Meta(ge=_float_bound(lo), le=_float_bound(hi))
-        tp = _int_type(lo, hi) | Annotated[float, fmeta]
-    else:
-        raise UnsupportedContract(f"type {spec.expected_type!r}")
-    return tp | None if spec.is_nullable else tp
-
-
-def _null_probe(contract: SchemaContract) -> bytes | None:
-    """A byte of ``null`` that no declared name holds: absent from a chunk means no nulls."""
-    names = "".join(contract.field_names)
-    has_bool = any(spec.expected_type is bool for spec in contract.fields)
-    for letter in ("n", "u", "l") if has_bool else ("u", "n", "l"):
-        if letter not in names:
-            return letter.encode()
-    return None
-
-
-def _record_struct(contract: SchemaContract, *, native_datetimes: bool) -> Any:
-    """The Struct of one record, with datetime fields parsed natively or kept as str, and
-    the contract's rules as its ``__post_init__`` (``structrules``)."""
-    names = [f"f{i}" for i in range(len(contract.fields))]
-    post_init = compile_post_init(contract)
-    try:
-        return msgspec.defstruct(
-            "Record",
-            [
-                (n, _field_type(s, native_datetimes))
-                for n, s in zip(names, contract.fields, strict=True)
-            ],
-            rename=dict(zip(names, contract.field_names, strict=True)),
-            namespace={} if post_init is None else {"__post_init__": post_init},
-            forbid_unknown_fields=True,
-            gc=False,
-        )
-    except (TypeError, ValueError) as exc:  # msgspec refused a constraint
-        raise UnsupportedContract(str(exc)) from exc
+#: Payloads a..b-1 decoded in one run from framed[lo:hi], and their Structs when at hand.
+Run = tuple[int, int, int, int, "list[tuple[Any]] | None"]
 
 
 class NativeCheck:
@@ -155,9 +90,9 @@ class NativeCheck:
     )
 
     def __init__(self, contract: SchemaContract, max_payload_bytes: int) -> None:
-        text = _record_struct(contract, native_datetimes=False)
+        text = record_struct(contract, native_datetimes=False)
         has_datetimes = any(s.expected_type is datetime for s in contract.fields)
-        native = _record_struct(contract, native_datetimes=True) if has_datetimes else text
+        native = record_struct(contract, native_datetimes=True) if has_datetimes else text
         try:
             self._decode_rows: Callable[[Any], list[tuple[Any]]] = typed_decoder(
                 list[tuple[native]]  # type: ignore[valid-type]
@@ -171,7 +106,7 @@ class NativeCheck:
         self._fields = len(contract.fields)
         self.chunk = CHUNK
         self.max_payload_bytes = max_payload_bytes
-        self._null_probe = _null_probe(contract)
+        self._null_probe = null_probe(contract)
         names = [f"f{i}" for i in range(len(contract.fields))]
         slots = [n for n, s in zip(names, contract.fields, strict=True) if s.is_nullable]
         self._nullables: tuple[Callable[[Any], Any], ...] = tuple(map(attrgetter, slots))
@@ -212,43 +147,117 @@ class NativeCheck:
         if len(framed) > self.max_payload_bytes and max(map(len, rows)) > self.max_payload_bytes:
             self._each(rows, 0, n, nulls, declined, post)  # oversized
             return declined
-        mean = len(framed) / n
-        a, start = 0, window.FIRST  # the run being decoded: its first payload, where it starts
-        run: Any = framed
+        try:
+            decoded = self._decode_rows(framed)
+        except NativeDecodeError as exc:
+            self._resume(framed, rows, str(exc), nulls, declined, post)
+            return declined
+        if len(decoded) != n:
+            self._each(rows, 0, n, nulls, declined, post)
+        else:
+            end = len(framed) - len(window.CLOSE)
+            self._settle(framed, rows, 0, n, window.FIRST, end, decoded, nulls, declined, post)
+        return declined
+
+    def _resume(
+        self,
+        framed: bytearray,
+        rows: list[bytes],
+        message: str,
+        nulls: list[int],
+        declined: list[int],
+        post: tuple[Bounds, ...] | None,
+    ) -> None:
+        """The decode of ``framed`` failed with ``message``: decline the payload it names,
+        decode the rest in place after it, and so on; then settle the decoded runs at once."""
+        n = len(rows)
+        step = window.STEP
+        starts: list[int] | None = None  # every payload's start, for a byte to look up
+        runs: list[Run] = []
+        a, pos = 0, window.FIRST  # the run being decoded: its first payload, where it starts
         while True:
-            try:
-                decoded = self._decode_rows(run)
-            except NativeDecodeError as exc:
-                found = window.locate(str(exc), rows, a, start, mean)
+            k = window.failed_element(message)
+            if k is not None:
+                f = last = a + k
+                if f >= n:
+                    self._each(rows, a, n, nulls, declined, post)
+                    break
+                f_pos = pos + sum(map(len, rows[a:f])) + step * (f - a)
+            else:
+                if starts is None:
+                    starts = window.starts(rows)
+                found = window.near_byte(message, starts, a)
                 if found is None:
                     self._each(rows, a, n, nulls, declined, post)
-                    return declined
-                f, f_start, last = found
-                if f > a:
-                    size, bracket = window.span(rows, a, f)
-                    f_start = start + size
-                    end = f_start - window.STEP
-                    if not bracket:
-                        self._settle(framed, rows, a, f, start, end, None, nulls, declined, post)
-                    else:
-                        self._prove(framed, rows, a, f, start, end, nulls, declined, post)
-                elif f_start < 0:
-                    f_start = start
-                if last > f:  # near a syntax error: one at a time, the last to the rules
-                    self._each(rows, f, last, nulls, declined, post)
-                    f_start += sum(map(len, rows[f:last])) + window.STEP * (last - f)
-                declined.append(last)  # almost surely bad: the rules will say
-                a, start = last + 1, f_start + len(rows[last]) + window.STEP
-                if a == n:
-                    return declined
-                run = window.resume(framed, start)
+                    break
+                f, last = found
+                f_pos = starts[f]
+            if f > a:
+                runs.append((a, f, pos, f_pos - step, None))
+            if last > f:  # near a syntax error: one at a time, the last to the rules
+                self._each(rows, f, last, nulls, declined, post)
+            declined.append(last)  # almost surely bad: the rules will say
+            a = last + 1
+            if a == n:
+                break
+            pos = f_pos + sum(map(len, rows[f:a])) + step * (a - f)
+            try:
+                decoded = self._decode_rows(window.resume(framed, pos))
+            except NativeDecodeError as exc:
+                message = str(exc)
                 continue
             if len(decoded) != n - a:
                 self._each(rows, a, n, nulls, declined, post)
             else:
-                end = len(framed) - len(window.CLOSE)
-                self._settle(framed, rows, a, n, start, end, decoded, nulls, declined, post)
-            return declined
+                runs.append((a, n, pos, len(framed) - len(window.CLOSE), decoded))
+            break
+        if runs:
+            self._settle_runs(framed, rows, runs, nulls, declined, post)
+        declined.sort()
+
+    def _settle_runs(
+        self,
+        framed: bytearray,
+        rows: list[bytes],
+        runs: list[Run],
+        nulls: list[int],
+        declined: list[int],
+        post: tuple[Bounds, ...] | None,
+    ) -> None:
+        """Settle the runs ``_resume`` decoded: one test over all of them when it proves
+        that no key was repeated and no datetime holds a 'z' (see the module docstring for
+        why it also proves each run's elements are its payloads); else run by run."""
+        spans = [(lo, hi) for _, _, lo, hi, _ in runs]
+        covered = sum(b - a for a, b, _, _, _ in runs)
+        count = framed.count
+        sure = post is None and sum(count(b",", lo, hi) for lo, hi in spans) == (
+            covered * self._fields - len(runs)
+        )
+        if sure and self._datetimes:
+            if framed.find(b"\\") >= 0:
+                sure = False
+            elif self._z_keys:
+                sure = sum(count(b"z", lo, hi) for lo, hi in spans) == covered * self._z_keys
+            else:
+                sure = all(framed.find(b"z", lo, hi) < 0 for lo, hi in spans)
+        if not sure:
+            for a, b, lo, hi, decoded in runs:
+                if decoded is None and window.span(rows, a, b)[1]:
+                    self._prove(framed, rows, a, b, lo, hi, nulls, declined, post)
+                else:
+                    self._settle(framed, rows, a, b, lo, hi, decoded, nulls, declined, post)
+            return
+        if not self._nullables:
+            return
+        probe = self._null_probe
+        for _, _, lo, hi, decoded in runs:
+            if probe is not None and framed.find(probe, lo, hi) < 0:
+                continue
+            if decoded is None:
+                decoded = self._decode_text_rows(window.run_bytes(framed, lo, hi))
+            structs = list(map(_first, decoded))
+            for slot, getter in enumerate(self._nullables):
+                nulls[slot] += list(map(getter, structs)).count(None)
 
     def _prove(
         self,

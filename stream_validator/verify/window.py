@@ -9,6 +9,9 @@ bytes from there on are again a run of their own, decoded without copying.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from itertools import accumulate
+from operator import add
 from typing import Final
 
 OPEN: Final = b"[["
@@ -46,48 +49,36 @@ def run_bytes(framed: bytearray, lo: int, hi: int) -> bytes:
     return b"[" + framed[lo - 1 : hi + 1] + b"]"
 
 
-def locate(
-    message: str, rows: list[bytes], a: int, start: int, mean: float
-) -> tuple[int, int, int] | None:
-    """Where a decode of the run from ``rows[a]`` (at ``start``) failed: ``(f, f_start,
-    last)``, the fault being in one of rows[f:last + 1] and rows[a:f] complete; f_start is
-    where rows[f] starts (-1: not worked out). None when the message does not say.
+def starts(rows: list[bytes]) -> list[int]:
+    """Where each payload of a framed run from rows[0] starts, and ``starts[n]`` where a
+    next one would (so rows[k] ends at ``starts[k + 1] - STEP``)."""
+    return list(
+        map(add, accumulate(map(len, rows), initial=FIRST), range(0, STEP * (len(rows) + 1), STEP))
+    )
 
-    ``$[i]`` in a validation error names element i (f = last). A malformed-JSON error
-    names a byte: msgspec stops reading past the fault when it reads a literal or an
-    escape whole (``f`` + ``alse`` reads 4 bytes of the next frame, a surrogate pair
-    escape 12), so the fault is at most LOOKAHEAD bytes before that byte: f is the payload
-    holding that point, last the one holding the byte (``mean``, the mean bytes per payload
-    with its separator, is where the search starts). Without the bracket guarantee
-    (module ``native``) the answer is a hint, which the caller re-proves.
-    """
-    n = len(rows)
+
+def failed_element(message: str) -> int | None:
+    """The element a validation error names (``$[i]``), relative to the run; None for a
+    malformed-JSON error (see ``near_byte``)."""
     match = _ELEMENT.search(message)
-    if match is not None:
-        f = a + int(match.group(1))
-        return (f, -1, f) if f < n else None
+    return None if match is None else int(match.group(1))
+
+
+def near_byte(message: str, starts: list[int], a: int) -> tuple[int, int] | None:
+    """Where a decode of the run from ``rows[a]`` failed on malformed JSON: ``(f, last)``,
+    the fault being in one of rows[f:last + 1] and rows[a:f] complete (``starts`` from
+    ``starts``). None when the message names no byte.
+
+    msgspec stops reading past the fault when it reads a literal or an escape whole
+    (``f`` + ``alse`` reads 4 bytes of the next frame, a surrogate pair escape 12), so the
+    fault is at most LOOKAHEAD bytes before the byte it names: f is the payload holding
+    that point, last the one holding the byte.
+    """
     match = _BYTE.search(message)
     if match is None:
         return None
-    x = start - 2 + int(match.group(1))  # absolute offset in the framed bytes
-    f, pos = _row_at(rows, a, start, mean, x - LOOKAHEAD)
-    last, end = f, pos + len(rows[f]) + STEP
-    while last + 1 < n and end - 1 <= x:
-        end += len(rows[last + 1]) + STEP
-        last += 1
-    return f, pos, last
-
-
-def _row_at(rows: list[bytes], a: int, start: int, mean: float, x: int) -> tuple[int, int]:
-    """The last of rows[a:] whose ``[`` is at or before offset x, and where it starts."""
-    n = len(rows)
-    # Guess from the mean size, then step: payloads of a run are alike in size.
-    f = min(n - 1, a + max(0, int((x - start + 1) / mean)))
-    pos = start + sum(map(len, rows[a:f])) + STEP * (f - a)
-    while f > a and pos - 1 > x:
-        f -= 1
-        pos -= len(rows[f]) + STEP
-    while f + 1 < n and pos + len(rows[f]) + STEP - 1 <= x:
-        pos += len(rows[f]) + STEP
-        f += 1
-    return f, pos
+    n = len(starts) - 1
+    x = starts[a] - 2 + int(match.group(1))  # absolute offset in the framed bytes
+    # rows[k]'s '[' is at starts[k] - 1.
+    f = max(a, bisect_right(starts, x - LOOKAHEAD + 1, a, n) - 1)
+    return f, bisect_right(starts, x + 1, f + 1, n) - 1

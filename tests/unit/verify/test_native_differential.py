@@ -313,6 +313,8 @@ SURROGATE = FULL.replace(b'"sym":"A"', b'"sym":"\\ud83d\\ude00"')
         [GOOD, GOOD + b"],[" + GOOD, GOOD, b"[1]", GOOD, GOOD[:-1], GOOD],
         [GOOD, GOOD.replace(b'"seq":1', b'"seq":-1'), GOOD, b"{", GOOD, b"\xff" + GOOD, GOOD],
         [FULL, *cut_after(FULL, b'"live":t'), FULL, *cut_after(FALSE, b'"live":f'), FULL],
+        [GOOD + b"],[" + GOOD, b"[1]", GOOD, GOOD + b"],[" + GOOD, b"{", GOOD],
+        [GOOD, GOOD + b"] ,\n[" + GOOD + b"],[" + GOOD, GOOD, b"7", b"[]", GOOD, b'"x"', GOOD],
         [FULL, *cut_after(GOOD, b'"qty":n'), FULL, *cut_after(SURROGATE, b"\\ud83d"), FULL],
     ],
     ids=[
@@ -327,6 +329,8 @@ SURROGATE = FULL.replace(b'"sym":"A"', b'"sym":"\\ud83d\\ude00"')
         "extra-arrays-then-failures",
         "failures-resumed-in-place",
         "literal-split-over-two-payloads",
+        "glued-before-an-element-and-a-byte-failure",
+        "two-extra-elements-then-failures",
         "null-and-escape-split-over-two-payloads",
     ],
 )
