@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The demo (README, "Quick start"): a local Kafka broker, the validator service, and
-# simulated market data with vendor drift; then a report of what happened.
+# simulated market data with vendor drift and integrity faults (a crossed book, a sequence
+# gap, stale timestamps, a frozen quote, a bad deploy); then a report of what happened.
 #   scripts/demo.sh                 run for ~30 s, report, stop everything
 #   DEMO_SECONDS=60 scripts/demo.sh
 #   scripts/demo.sh --keep-running  leave broker and service up to explore (stop: scripts/demo.sh --stop)
@@ -54,7 +55,12 @@ echo "==> simulating ${SECS}s of market data with vendor drift" >&2
   --scenario null_bid_spike@17s+4s \
   --scenario bool_volumes@22s+2s:0.5 \
   --scenario garbage@every10s+1s:0.2 \
-  --scenario tombstone@26s+1s:0.1 >"$STATE/sim-ticks.json" &
+  --scenario tombstone@26s+1s:0.1 \
+  --scenario crossed_book@6s+2s:0.2 \
+  --scenario sequence_gap@11s+1s:0.05 \
+  --scenario stale_timestamp@15s+1s:0.05 \
+  --scenario frozen_quote@19s+3s \
+  --scenario bad_deploy@27s+1s >"$STATE/sim-ticks.json" &
 sims=($!)
 # The books route subscribes by pattern: the service picks this topic up once it exists.
 "$SV" simulate --topic md.books.raw.xnas --create-topic --partitions 3 \

@@ -89,7 +89,13 @@ def main() -> None:
     kinds: dict[str, Counter[str]] = defaultdict(Counter)
     drift: dict[str, set[str]] = defaultdict(set)
     breaches: dict[str, int] = Counter()
+    symbol_events: dict[str, Counter[str]] = defaultdict(Counter)
+    examples: dict[str, dict[str, list[str]]] = defaultdict(dict)
     for event in events:
+        state = event.get("symbol_state") or {}
+        for kind, found in (state.get("events") or {}).items():
+            symbol_events[event["route"]][kind] += found["count"]
+            examples[event["route"]].setdefault(kind, found["examples"][:3])
         route = event["route"]
         totals[route].update(
             batches=1, records=event["records"], clean=event["clean_out"], dlq=event["dlq_out"]
@@ -105,6 +111,18 @@ def main() -> None:
             f"    batches breaching the null ceiling: {breaches[route]}"
             f"   unknown fields (drift): {sorted(drift[route]) or '-'}"
         )
+        if symbol_events[route]:
+            print(f"    per-symbol state events: {dict(symbol_events[route])}")
+            print(f"      e.g. symbols: {examples[route]}")
+    breakers = [
+        json.loads(line)
+        for line in Path(args.log).read_text().splitlines()
+        if line.startswith("{") and '"msg":"breaker"' in line
+    ]
+    print(f"\n=== DLQ circuit breaker events ({len(breakers)})")
+    for event in breakers[:6]:
+        keep = ("route", "before", "after", "cause", "breaker_action", "reason")
+        print("  ", json.dumps({k: event.get(k) for k in keep}))
     interesting = [e for e in events if e["null_breach_fields"] or e["unknown_fields"]][:3]
     for event in interesting:
         keep = (
@@ -125,9 +143,14 @@ def main() -> None:
     print(f"  status    {args.health}/status")
     print(f"  metrics   {args.metrics}")
     metrics = get(args.metrics).splitlines()
-    prefixes = ("stream_validator_records_", "stream_validator_drift_batches_total")
+    prefixes = (
+        "stream_validator_records_",
+        "stream_validator_drift_batches_total",
+        "stream_validator_symbol_events_total",
+        "stream_validator_breaker_",
+    )
     shown = [m for m in metrics if m.startswith(prefixes) and "_created" not in m]
-    for line in shown[:12]:
+    for line in shown[:30]:
         print(f"    {line}")
 
 

@@ -11,8 +11,10 @@ the newest batches of the route whose surviving records add up to at least ``siz
 of ``size`` survivors or more is judged alone, exactly as before; smaller ones are judged
 together with the batches before them.
 
-The window's verdict is the batch's: under ``quarantine`` the current batch's survivors go
-to the DLQ (records of earlier batches have already been delivered). The window is per
+The window's verdict is the batch's when the batch has nulls in the field: under
+``quarantine`` the current batch's survivors go to the DLQ (records of earlier batches have
+already been delivered); a batch without nulls in it is never held responsible for the
+earlier ones. The window is per
 route, across partitions and rebalances: it is a statistic of the feed, not of a
 partition, so a rewound batch simply counts again.
 """
@@ -72,10 +74,15 @@ class NullWindow:
             for name, count in self._nulls.items()
         }
 
-    def breaches(self, rates: Mapping[str, WindowRate]) -> dict[str, WindowRate]:
-        """The fields of ``rates`` above the ceiling (exact fractions, as the verifier)."""
+    def breaches(
+        self, rates: Mapping[str, WindowRate], batch_nulls: Mapping[str, int]
+    ) -> dict[str, WindowRate]:
+        """The fields of ``rates`` above the ceiling (exact fractions, as the verifier) that
+        the batch itself has nulls in: a batch without a null in a field never breaches it,
+        so once a spike is over, the batches after it flow while it leaves the window (the
+        rate, and the gauge, stay above the ceiling until then)."""
         return {
             name: rate
             for name, rate in rates.items()
-            if rate.nulls and Fraction(rate.nulls * 100, rate.survivors) > self._ceiling
+            if batch_nulls.get(name) and Fraction(rate.nulls * 100, rate.survivors) > self._ceiling
         }

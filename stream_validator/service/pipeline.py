@@ -162,7 +162,7 @@ class RouteProcessor:
         action: str | None = None
         added: Counter[tuple[str | None, str]] = Counter()
         rates = self._null_window.add(report.valid_count, report.null_counts)
-        breaching = self._null_window.breaches(rates)
+        breaching = self._null_window.breaches(rates, report.null_counts)
         if rates:
             # The ceiling is judged over the route's last max_records records (nullwindow.py);
             # the report carries the window's rates and breaches (for a full batch: its own).

@@ -16,10 +16,10 @@ def test_small_batches_are_judged_together() -> None:
     """One null in a 5-record batch is 20 %; over the last 500 records it is 0.2 %."""
     window = NullWindow(500, 1.0)
     for _ in range(99):
-        assert window.breaches(window.add(5, {"bid": 0})) == {}
+        assert window.breaches(window.add(5, {"bid": 0}), {"bid": 0}) == {}
     rates = window.add(5, {"bid": 1})
     assert rates == {"bid": WindowRate(1, 500, 0.2)}
-    assert window.breaches(rates) == {}  # 1 of 500 = 0.2 % <= 1 %
+    assert window.breaches(rates, {"bid": 1}) == {}  # 1 of 500 = 0.2 % <= 1 %
     assert window.survivors == 500
 
 
@@ -28,7 +28,7 @@ def test_a_full_batch_is_judged_alone() -> None:
     window = NullWindow(10, 1.0)
     window.add(5, {"bid": 5})
     rates = window.add(10, {"bid": 1})
-    assert window.breaches(rates) == rates == {"bid": WindowRate(1, 10, 10.0)}
+    assert window.breaches(rates, {"bid": 1}) == rates == {"bid": WindowRate(1, 10, 10.0)}
     assert window.survivors == 10
     assert window.add(20, {"bid": 0}) == {"bid": WindowRate(0, 20, 0.0)}
 
@@ -45,9 +45,10 @@ def test_whole_batches_until_the_rest_holds_the_size() -> None:
 def test_exact_ceiling_is_not_a_breach() -> None:
     """Rate equal to the ceiling passes, as in the verifier (exact fractions, no rounding)."""
     window = NullWindow(1000, 0.1)
-    assert window.breaches(window.add(1000, {"bid": 1})) == {}
+    assert window.breaches(window.add(1000, {"bid": 1}), {"bid": 1}) == {}
     window = NullWindow(999, 0.1)
-    assert window.breaches(window.add(999, {"bid": 1})) == {"bid": WindowRate(1, 999, 100 / 999)}
+    rates = window.add(999, {"bid": 1})
+    assert window.breaches(rates, {"bid": 1}) == {"bid": WindowRate(1, 999, 100 / 999)}
 
 
 def test_no_survivors_no_verdict() -> None:
@@ -72,7 +73,7 @@ def test_batches_of_at_least_the_size_agree_with_the_verifier(make_tick: TickFac
         report = verifier.validate_payloads(values)
         rates = window.add(report.valid_count, report.null_counts)
         assert {name: rate.rate for name, rate in rates.items()} == report.null_rates
-        breaches = window.breaches(rates)
+        breaches = window.breaches(rates, report.null_counts)
         assert {name: rate.rate for name, rate in breaches.items()} == report.null_breach_fields
 
 
@@ -100,3 +101,17 @@ def test_plan_judges_the_ceiling_over_the_window(make_tick: TickFactory) -> None
         "over the route's last 506 valid records (7 null)"
         in (plan.outputs[0].value or b"").decode()
     )
+
+
+def test_a_batch_without_nulls_never_breaches_after_a_spike(make_tick: TickFactory) -> None:
+    """After a null spike the window stays over the ceiling for a while; batches with no null
+    in the field are not quarantined for it (the rate still shows the window's)."""
+    processor = tick_processor(on_null_ceiling_breach="quarantine", null_window=500)
+    spike = [make_tick.json(i, bid=None) for i in range(10)]
+    assert processor.plan(source(spike), validated_at="t").dlq_count == 10
+    after = processor.plan(source([make_tick.json(i) for i in range(10)]), validated_at="t")
+    assert after.null_ceiling_action is None and after.dlq_count == 0
+    assert after.report.null_rates["bid"] == 50.0  # 10 of the window's 20
+    # A single null while the window is still over the ceiling: that batch is quarantined.
+    one = [make_tick.json(1, bid=None), make_tick.json(2)]
+    assert processor.plan(source(one), validated_at="t").dlq_count == 2
