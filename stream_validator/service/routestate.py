@@ -20,7 +20,7 @@ taken for regressions.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -92,15 +92,15 @@ class RouteState:
         """Feed the batch to the tracker; quarantine per the actions (into ``dlq_violations``
         and ``added``, records not headed for the DLQ yet only)."""
         tracker = self.tracker
-        observe = self._feed.observe
         evictions = tracker.evictions
         tally = EventTally(MAX_EXAMPLES)
         moved = 0
-        for index, value in _fed(records, report):
-            record = records[index]
-            events = observe((record.topic, record.partition), value)
-            if not events:
-                continue
+        indices, values = _fed(records, report)
+        partitions = [
+            (record.topic, record.partition) for record in map(records.__getitem__, indices)
+        ]
+        for position, events in self._feed.observe_many(partitions, values):
+            index = indices[position]
             tally.add(events)
             if index in dlq_violations or not self._quarantine:
                 continue
@@ -124,11 +124,11 @@ class RouteState:
 
 def _fed(
     records: Sequence[SourceRecord], report: SchemaContractValidationReport
-) -> Iterator[tuple[int, object]]:
-    """(batch index, payload) of the records the state sees, in source order."""
-    valid = ((index, records[index].value) for index in report.valid_indices)
+) -> tuple[Sequence[int], list[object]]:
+    """The batch indices and payloads of the records the state sees, in source order."""
     intact = [(q.index, q.raw_payload) for q in report.quarantined_records if feeds_state(q.kinds)]
+    indices: Sequence[int] = report.valid_indices
     if not intact:
-        yield from valid
-        return
-    yield from sorted([*valid, *intact], key=lambda pair: pair[0])
+        return indices, [record.value for record in map(records.__getitem__, indices)]
+    pairs = sorted([*((index, records[index].value) for index in indices), *intact])
+    return [index for index, _ in pairs], [value for _, value in pairs]

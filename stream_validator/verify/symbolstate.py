@@ -35,6 +35,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
+from itertools import repeat
 from typing import Final
 
 from stream_validator.contracts.statespec import SymbolStateSpec
@@ -139,6 +140,66 @@ class SymbolStateTracker:
             # timestamp) inside a quiet stretch must not make the quote look held for decades.
             self._frozen(state, symbol, tuple(quote), state.latest, events)
         return tuple(events) if events else _NO_EVENTS
+
+    def observe_many(
+        self,
+        partitions: Sequence[Hashable],
+        symbols: Iterable[str],
+        seqs: Iterable[int | None] | None = None,
+        times: Iterable[float | None] | None = None,
+        quotes: Iterable[tuple[object, ...] | None] | None = None,
+    ) -> list[tuple[int, tuple[SymbolEvent, ...]]]:
+        """``observe`` for each position in order, one value per partition from each
+        column (a column left out: that check skipped); the (position, events) of the
+        records that raised any.
+
+        Same state and events as one ``observe`` per record: the common case (next seq,
+        later time, a different quote) runs inline, every other case calls the same helpers.
+        """
+        count = len(partitions)
+        out: list[tuple[int, tuple[SymbolEvent, ...]]] = []
+        events: list[SymbolEvent] = []
+        states, add, touch = self._states, self._add, self._states.move_to_end
+        rows = zip(
+            partitions,
+            symbols,
+            repeat(None, count) if seqs is None else seqs,
+            repeat(None, count) if times is None else times,
+            repeat(None, count) if quotes is None else quotes,
+            strict=True,
+        )
+        for position, (partition, symbol, seq, event_time, quote) in enumerate(rows):
+            key = (partition, symbol)
+            state = states.get(key)
+            if state is None:
+                state = add(partition, symbol)
+            else:
+                touch(key)
+            if seq is not None:
+                high = state.high
+                if high is not None and seq == high + 1 and not state.holes:
+                    state.high = seq
+                    if state.streak:
+                        state.streak = 0
+                else:
+                    self._sequence(state, symbol, seq, events)
+            if event_time is not None:
+                latest = state.latest
+                if latest is not None and event_time > latest:
+                    state.latest = event_time
+                elif event_time == event_time:  # NaN: no time
+                    self._event_time(state, symbol, event_time, events)
+            if quote is not None:
+                if quote != state.quote:
+                    state.quote, state.updates, state.since = quote, 1, state.latest
+                    if state.alerted:
+                        state.alerted = False
+                else:
+                    self._frozen(state, symbol, quote, state.latest, events)
+            if events:
+                out.append((position, tuple(events)))
+                events.clear()
+        return out
 
     def observe_record(
         self, partition: Hashable, record: Mapping[str, object]
