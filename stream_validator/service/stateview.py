@@ -20,7 +20,12 @@ import msgspec
 
 from stream_validator.codec import JSONDecodeError, NativeDecodeError, loads_raw, typed_decoder
 from stream_validator.contracts.statespec import SymbolStateSpec
-from stream_validator.verify.symbolstate import SymbolEvent, SymbolStateTracker, event_seconds
+from stream_validator.verify.symbolstate import (
+    EventTime,
+    SymbolEvent,
+    SymbolStateTracker,
+    event_moment,
+)
 
 _NONE: tuple[SymbolEvent, ...] = ()
 _KEY, _SEQ, _TIME, _TZINFO = (attrgetter(name) for name in ("key", "seq", "time", "tzinfo"))
@@ -77,7 +82,7 @@ class StateFeed:
         if views is None:
             return _each(self.observe, partitions, values)
         seqs = map(_SEQ, views) if self._has_seq else None
-        times = self._seconds(list(map(_TIME, views))) if self._has_time else None
+        times = self._moments(list(map(_TIME, views))) if self._has_time else None
         quotes = map(self._quote, views) if self._quote is not None else None
         return self.tracker.observe_many(partitions, map(_KEY, views), seqs, times, quotes)
 
@@ -108,16 +113,15 @@ class StateFeed:
             return None
         return views if len(views) == len(values) else None
 
-    def _seconds(self, moments: list[Any]) -> Iterable[float | None]:
-        """``event_seconds`` of each event-time value (a naive datetime read as UTC)."""
+    def _moments(self, moments: list[Any]) -> Iterable[EventTime | None]:
+        """``event_moment`` of each event-time value (a naive datetime read as UTC)."""
         if not self._time_is_datetime:
-            return map(event_seconds, moments)
+            return map(event_moment, moments)
         try:
             aware = None not in set(map(_TZINFO, moments))
         except AttributeError:  # a null time
             aware = False
-        # datetime.timestamp of an aware value needs no zone of this machine
-        return map(datetime.timestamp, moments) if aware else map(_seconds, moments)
+        return moments if aware else map(_moment, moments)
 
     def _observe_view(self, partition: Hashable, view: Any) -> tuple[SymbolEvent, ...]:
         symbol = view.key
@@ -126,21 +130,19 @@ class StateFeed:
         seq = view.seq if self._has_seq else None
         if type(seq) is not int:
             seq = None
-        event_time: float | None = None
+        event_time: EventTime | None = None
         if self._has_time:
             moment = view.time
-            event_time = _seconds(moment) if self._time_is_datetime else event_seconds(moment)
+            event_time = _moment(moment) if self._time_is_datetime else event_moment(moment)
         quote = self._quote(view) if self._quote is not None else None
         return self.tracker.observe(partition, symbol, seq=seq, event_time=event_time, quote=quote)
 
 
-def _seconds(moment: object) -> float | None:
-    """``event_seconds`` of a decoded datetime field value (a naive one is read as UTC)."""
+def _moment(moment: object) -> EventTime | None:
+    """``event_moment`` of a decoded datetime field value (a naive one is read as UTC)."""
     if type(moment) is datetime:
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=UTC)
-        return moment.timestamp()
-    return event_seconds(moment)
+        return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    return event_moment(moment)
 
 
 def _each(

@@ -2,8 +2,10 @@
 
 Settings come from ``contracts.statespec.SymbolStateSpec`` (the contract's ``state``).
 
-PURE: no clock and no I/O; every time is passed in (seconds, from the record's event
-time), so a replay gives the same events as the live run. What must hold:
+PURE: no clock and no I/O; every time is passed in (the record's event time: epoch
+seconds, or an aware datetime -- one kind per tracker, as one contract field gives), so a
+replay gives the same events as the live run. Datetimes are compared as they are and
+subtracted exactly, so the common case pays no conversion to seconds. What must hold:
 
 * State is keyed by (partition, symbol). ``drop(partition)`` forgets a revoked
   partition's symbols, so the first record after an assignment starts fresh (no event).
@@ -39,6 +41,9 @@ from itertools import repeat
 from typing import Final
 
 from stream_validator.contracts.statespec import SymbolStateSpec
+
+#: An event time: epoch seconds, or an aware datetime (one kind per tracker).
+EventTime = float | datetime
 
 _NO_EVENTS: Final[tuple[SymbolEvent, ...]] = ()
 _EXAMPLE_LENGTH: Final = 32
@@ -86,10 +91,10 @@ class _Symbol:
         self.holes: deque[int] = deque()  # missing numbers inside the window, ascending
         self.streak = 0  # increasing regressions in a row (a renumbered feed?)
         self.candidate = 0  # the last of those
-        self.latest: float | None = None  # latest event time seen
+        self.latest: EventTime | None = None  # latest event time seen
         self.quote: tuple[object, ...] | None = None
         self.updates = 0  # updates in a row carrying ``quote``
-        self.since: float | None = None  # event time of the first of them
+        self.since: EventTime | None = None  # event time of the first of them
         self.alerted = False
 
 
@@ -113,7 +118,7 @@ class SymbolStateTracker:
         symbol: str,
         *,
         seq: int | None = None,
-        event_time: float | None = None,
+        event_time: EventTime | None = None,
         quote: Sequence[object] | None = None,
     ) -> tuple[SymbolEvent, ...]:
         """Fold one record into its symbol's state; the events it raises (usually none)."""
@@ -131,7 +136,7 @@ class SymbolStateTracker:
                 self._sequence(state, symbol, seq, events)
         if event_time is not None and event_time == event_time:
             latest = state.latest
-            if latest is None or event_time > latest:
+            if latest is None or event_time > latest:  # type: ignore[operator]  # one kind
                 state.latest = event_time
             else:
                 self._event_time(state, symbol, event_time, events)
@@ -146,7 +151,7 @@ class SymbolStateTracker:
         partitions: Sequence[Hashable],
         symbols: Iterable[str],
         seqs: Iterable[int | None] | None = None,
-        times: Iterable[float | None] | None = None,
+        times: Iterable[EventTime | None] | None = None,
         quotes: Iterable[tuple[object, ...] | None] | None = None,
     ) -> list[tuple[int, tuple[SymbolEvent, ...]]]:
         """``observe`` for each position in order, one value per partition from each
@@ -185,7 +190,7 @@ class SymbolStateTracker:
                     self._sequence(state, symbol, seq, events)
             if event_time is not None:
                 latest = state.latest
-                if latest is not None and event_time > latest:
+                if latest is not None and event_time > latest:  # type: ignore[operator]
                     state.latest = event_time
                 elif event_time == event_time:  # NaN: no time
                     self._event_time(state, symbol, event_time, events)
@@ -207,7 +212,7 @@ class SymbolStateTracker:
         """``observe`` with the values the spec's fields name, read from a valid record.
 
         A key that is not a str skips the record; a seq that is not an int, or an event
-        time ``event_seconds`` cannot read, skips only that check (field checks report them).
+        time ``event_moment`` cannot read, skips only that check (field checks report them).
         """
         spec = self.spec
         symbol = record.get(spec.key_field)
@@ -218,7 +223,7 @@ class SymbolStateTracker:
             seq = None
         event_time = None
         if spec.event_time_field:
-            event_time = event_seconds(record.get(spec.event_time_field))
+            event_time = event_moment(record.get(spec.event_time_field))
         quote = None
         if self._quote_fields:
             quote = [record.get(name) for name in self._quote_fields]
@@ -270,13 +275,13 @@ class SymbolStateTracker:
             state.holes.clear()
 
     def _event_time(
-        self, state: _Symbol, symbol: str, event_time: float, events: list[SymbolEvent]
+        self, state: _Symbol, symbol: str, event_time: EventTime, events: list[SymbolEvent]
     ) -> None:
         latest = state.latest
-        if latest is None or event_time > latest:
+        if latest is None or event_time > latest:  # type: ignore[operator]
             state.latest = event_time
-        elif latest - event_time > self.spec.max_time_regression_s:
-            back, tolerance = latest - event_time, self.spec.max_time_regression_s
+        elif _span(latest, event_time) > self.spec.max_time_regression_s:
+            back, tolerance = _span(latest, event_time), self.spec.max_time_regression_s
             detail = f"event time went back {back:.3f} s (tolerance {tolerance:g} s)"
             events.append(SymbolEvent(SymbolEventKind.EVENT_TIME_REGRESSION, symbol, detail))
 
@@ -285,7 +290,7 @@ class SymbolStateTracker:
         state: _Symbol,
         symbol: str,
         quote: tuple[object, ...],
-        event_time: float | None,
+        event_time: EventTime | None,
         events: list[SymbolEvent],
     ) -> None:
         if quote != state.quote:
@@ -300,7 +305,7 @@ class SymbolStateTracker:
         if state.alerted:
             return
         max_updates, max_s = self.spec.frozen_max_updates, self.spec.frozen_max_s
-        held = None if event_time is None or state.since is None else event_time - state.since
+        held = None if event_time is None or state.since is None else _span(event_time, state.since)
         if max_updates is not None and state.updates > max_updates:
             detail = f"same quote on {state.updates} updates in a row (limit {max_updates})"
         elif max_s is not None and held is not None and held > max_s:
@@ -330,6 +335,13 @@ def event_seconds(value: object) -> float | None:
     and one fixed assumption keeps that order (``datetime.timestamp`` would use the
     machine's zone instead).
     """
+    moment = event_moment(value)
+    return moment.timestamp() if isinstance(moment, datetime) else moment
+
+
+def event_moment(value: object) -> EventTime | None:
+    """``event_seconds`` without the conversion: an aware datetime for a datetime or
+    ISO-8601 text (naive read as UTC), float seconds for a number, None when it has none."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
@@ -341,9 +353,18 @@ def event_seconds(value: object) -> float | None:
             return None
     if not isinstance(value, datetime):
         return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value.timestamp()
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _span(later: EventTime, earlier: EventTime) -> float:
+    """Seconds from ``earlier`` to ``later`` (exact for datetimes)."""
+    if isinstance(later, datetime) and isinstance(earlier, datetime):
+        return (later - earlier).total_seconds()
+    if isinstance(later, datetime) or isinstance(earlier, datetime):
+        raise TypeError(
+            f"event times of two kinds: {type(later).__name__}, {type(earlier).__name__}"
+        )
+    return later - earlier
 
 
 class EventTally:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -106,3 +107,20 @@ def test_columns_left_out_skip_their_checks() -> None:
     tracker = SymbolStateTracker(SPECS["strict"])
     assert tracker.observe_many([0, 0, 0], ["A", "A", "B"]) == []
     assert len(tracker) == 2
+
+
+def test_datetime_event_times_are_compared_and_subtracted_exactly() -> None:
+    """Aware datetimes: exactly the tolerance back is no event, a microsecond more is one,
+    and a held quote is timed in event seconds."""
+    spec = SymbolStateSpec(
+        event_time_field="ts", max_time_regression_s=1.0, quote_fields=("bid",), frozen_max_s=2.0
+    )
+    tracker = SymbolStateTracker(spec)
+    start = datetime(2026, 12, 1, 10, 0, 0, 1, tzinfo=UTC)
+    times = [start, start - timedelta(seconds=1), start - timedelta(seconds=1, microseconds=1)]
+    times.append(start + timedelta(seconds=2, microseconds=1))
+    found = tracker.observe_many([0] * 4, ["A"] * 4, [1, 2, 3, 4], times, [(1.0,)] * 4)
+    assert [(n, str(e.kind), e.detail) for n, events in found for e in events] == [
+        (2, "event_time_regression", "event time went back 1.000 s (tolerance 1 s)"),
+        (3, "frozen_quote", "same quote for 2.000 s (limit 2 s)"),
+    ]
