@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Final
 
 from stream_validator.contracts.rulespec import RuleAction
@@ -38,6 +39,7 @@ from stream_validator.verify.symbolstate import (
 
 #: Example symbols per event kind in a batch event (each cut to 32 characters).
 MAX_EXAMPLES: Final = 5
+_VALUE, _TOPIC_PARTITION = attrgetter("value"), attrgetter("topic", "partition")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,10 +97,7 @@ class RouteState:
         evictions = tracker.evictions
         tally = EventTally(MAX_EXAMPLES)
         moved = 0
-        indices, values = _fed(records, report)
-        partitions = [
-            (record.topic, record.partition) for record in map(records.__getitem__, indices)
-        ]
+        indices, values, partitions = _fed(records, report)
         for position, events in self._feed.observe_many(partitions, values):
             index = indices[position]
             tally.add(events)
@@ -124,11 +123,12 @@ class RouteState:
 
 def _fed(
     records: Sequence[SourceRecord], report: SchemaContractValidationReport
-) -> tuple[Sequence[int], list[object]]:
-    """The batch indices and payloads of the records the state sees, in source order."""
-    intact = [(q.index, q.raw_payload) for q in report.quarantined_records if feeds_state(q.kinds)]
+) -> tuple[Sequence[int], list[object], list[TopicPartitionKey]]:
+    """The batch indices, payloads and (topic, partition) of the records the state sees,
+    in source order."""
+    intact = [q.index for q in report.quarantined_records if feeds_state(q.kinds)]
     indices: Sequence[int] = report.valid_indices
-    if not intact:
-        return indices, [record.value for record in map(records.__getitem__, indices)]
-    pairs = sorted([*((index, records[index].value) for index in indices), *intact])
-    return [index for index, _ in pairs], [value for _, value in pairs]
+    if intact:
+        indices = sorted([*indices, *intact])
+    chosen = list(map(records.__getitem__, indices))
+    return indices, list(map(_VALUE, chosen)), list(map(_TOPIC_PARTITION, chosen))
