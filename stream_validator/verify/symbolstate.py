@@ -81,6 +81,7 @@ class _Symbol:
         "holes",
         "latest",
         "quote",
+        "seen",
         "since",
         "streak",
         "updates",
@@ -96,6 +97,7 @@ class _Symbol:
         self.updates = 0  # updates in a row carrying ``quote``
         self.since: EventTime | None = None  # event time of the first of them
         self.alerted = False
+        self.seen = 0  # the tracker's clock when last observed (LRU order)
 
 
 class SymbolStateTracker:
@@ -104,7 +106,13 @@ class SymbolStateTracker:
     def __init__(self, spec: SymbolStateSpec) -> None:
         self.spec = spec
         self.evictions = 0
+        # LRU by stamps: every observe stamps its state with the clock; the dict is kept in
+        # LRU order (move_to_end) only while "exact", i.e. once the bound was reached, and
+        # is sorted by stamps on entering it. Far below the bound no eviction can happen,
+        # so a healthy feed pays a stamp, not a reordering, per record.
         self._states: OrderedDict[tuple[Hashable, str], _Symbol] = OrderedDict()
+        self._clock = 0
+        self._exact = False
         self._by_partition: dict[Hashable, set[str]] = {}
         frozen_on = spec.frozen_max_updates is not None or spec.frozen_max_s is not None
         self._quote_fields = spec.quote_fields if frozen_on else ()
@@ -122,11 +130,14 @@ class SymbolStateTracker:
         quote: Sequence[object] | None = None,
     ) -> tuple[SymbolEvent, ...]:
         """Fold one record into its symbol's state; the events it raises (usually none)."""
+        self._clock += 1
         state = self._states.get((partition, symbol))
         if state is None:
-            state = self._add(partition, symbol)
+            state = self._add(partition, symbol, self._clock)
         else:
-            self._states.move_to_end((partition, symbol))
+            state.seen = self._clock
+            if self._exact:
+                self._states.move_to_end((partition, symbol))
         events: list[SymbolEvent] = []
         if seq is not None:
             high = state.high
@@ -165,6 +176,9 @@ class SymbolStateTracker:
         out: list[tuple[int, tuple[SymbolEvent, ...]]] = []
         events: list[SymbolEvent] = []
         states, add, touch = self._states, self._add, self._states.move_to_end
+        start = self._clock + 1
+        self._clock += count
+        exact = self._exact
         rows = zip(
             partitions,
             symbols,
@@ -173,13 +187,16 @@ class SymbolStateTracker:
             repeat(None, count) if quotes is None else quotes,
             strict=True,
         )
-        for position, (partition, symbol, seq, event_time, quote) in enumerate(rows):
+        for stamp, (partition, symbol, seq, event_time, quote) in enumerate(rows, start):
             key = (partition, symbol)
             state = states.get(key)
             if state is None:
-                state = add(partition, symbol)
+                state = add(partition, symbol, stamp)
+                exact = self._exact
             else:
-                touch(key)
+                state.seen = stamp
+                if exact:
+                    touch(key)
             if seq is not None:
                 high = state.high
                 if high is not None and seq == high + 1 and not state.holes:
@@ -202,7 +219,7 @@ class SymbolStateTracker:
                 else:
                     self._frozen(state, symbol, quote, state.latest, events)
             if events:
-                out.append((position, tuple(events)))
+                out.append((stamp - start, tuple(events)))
                 events.clear()
         return out
 
@@ -234,13 +251,22 @@ class SymbolStateTracker:
         symbols = self._by_partition.pop(partition, set())
         for symbol in symbols:
             del self._states[(partition, symbol)]
+        if len(self._states) <= self.spec.max_symbols // 2:
+            self._exact = False  # far from the bound again: stamps only
         return len(symbols)
 
-    def _add(self, partition: Hashable, symbol: str) -> _Symbol:
-        state = self._states[(partition, symbol)] = _Symbol()
+    def _add(self, partition: Hashable, symbol: str, stamp: int) -> _Symbol:
+        states = self._states
+        if len(states) >= self.spec.max_symbols and not self._exact:
+            # The bound is reached: put the dict in LRU order once, then keep it so.
+            for key in sorted(states, key=lambda key: states[key].seen):
+                states.move_to_end(key)
+            self._exact = True
+        state = states[(partition, symbol)] = _Symbol()
+        state.seen = stamp
         self._by_partition.setdefault(partition, set()).add(symbol)
-        if len(self._states) > self.spec.max_symbols:
-            (old_partition, old_symbol), _ = self._states.popitem(last=False)
+        if len(states) > self.spec.max_symbols:
+            (old_partition, old_symbol), _ = states.popitem(last=False)
             self._by_partition[old_partition].discard(old_symbol)
             self.evictions += 1
         return state

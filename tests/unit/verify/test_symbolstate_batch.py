@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import OrderedDict
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -67,7 +68,7 @@ def snapshot(tracker: SymbolStateTracker) -> list[tuple[object, ...]]:
     return [
         (
             *(key, s.high, list(s.holes), s.streak, s.candidate),
-            *(repr(s.latest), repr(s.quote), s.updates, repr(s.since), s.alerted),
+            *(repr(s.latest), repr(s.quote), s.updates, repr(s.since), s.alerted, s.seen),
         )
         for key, s in tracker._states.items()
     ]
@@ -100,6 +101,39 @@ def test_batches_match_records(name: str, seed: int) -> None:
             assert batch.drop(0) == single.drop(0)
         start += len(part)
     assert single.evictions > 0  # the feed exercised the bound
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_bound_evicts_the_least_recently_seen(seed: int) -> None:
+    """Keys held and evictions equal those of a plain LRU model, through batches, single
+    records and revoked partitions (the tracker only orders its dict near the bound)."""
+    rng = random.Random(seed)
+    bound = rng.choice([2, 5, 9])
+    tracker = SymbolStateTracker(SymbolStateSpec(max_symbols=bound))
+    model: OrderedDict[tuple[int, str], None] = OrderedDict()
+    evictions = 0
+    for _ in range(300):
+        keys = [
+            (rng.choice([0, 1, 2]), rng.choice("ABCDEFGHIJKL"))
+            for _ in range(rng.choice([1, 4, 30]))
+        ]
+        for key in keys:
+            model[key] = None
+            model.move_to_end(key)
+            if len(model) > bound:
+                model.popitem(last=False)
+                evictions += 1
+        if len(keys) == 1:
+            tracker.observe(*keys[0], seq=1)
+        else:
+            tracker.observe_many([p for p, _ in keys], [s for _, s in keys])
+        assert set(tracker._states) == set(model)
+        assert tracker.evictions == evictions
+        if rng.random() < 0.3:
+            partition = rng.choice([0, 1, 2])
+            tracker.drop(partition)
+            for key in [k for k in model if k[0] == partition]:
+                del model[key]
 
 
 def test_columns_left_out_skip_their_checks() -> None:
