@@ -11,7 +11,7 @@ both paths give the same events.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from datetime import UTC, datetime
 from operator import attrgetter
 from typing import Any
@@ -28,7 +28,7 @@ from stream_validator.verify.symbolstate import (
 )
 
 _NONE: tuple[SymbolEvent, ...] = ()
-_KEY, _SEQ, _TIME, _TZINFO = (attrgetter(name) for name in ("key", "seq", "time", "tzinfo"))
+_TIME, _TZINFO = attrgetter("time"), attrgetter("tzinfo")
 
 
 class StateFeed:
@@ -72,19 +72,18 @@ class StateFeed:
         """``observe`` of each (partition, value) in order: the (position, events) of the
         records that raised any.
 
-        The common batch is decoded as one JSON array of views whose key is a str and seq
-        an int or null, and fed to the tracker's batch loop. A batch the batch decoder
-        refuses (a value that is not bytes, a key that is not a str, a seq that is not an
-        int, a datetime form msgspec does not read) takes the per-record path, whose
-        events are the same.
+        The common batch is decoded as one JSON array of views (key a str, seq an int or
+        null) and fed to the tracker's batch loop, ``observe_rows``. A batch the batch
+        decoder refuses (a value that is not bytes, a key that is not a str, a seq that
+        is not an int, a datetime form msgspec does not read) takes the per-record path,
+        whose events are the same.
         """
         views = self._views(values)
         if views is None:
             return _each(self.observe, partitions, values)
-        seqs = map(_SEQ, views) if self._has_seq else None
-        times = self._moments(list(map(_TIME, views))) if self._has_time else None
-        quotes = map(self._quote, views) if self._quote is not None else None
-        return self.tracker.observe_many(partitions, map(_KEY, views), seqs, times, quotes)
+        if self._has_time:
+            self._event_moments(views)
+        return self.tracker.observe_rows(partitions, views, self._quote)
 
     def observe(self, partition: Hashable, value: object) -> tuple[SymbolEvent, ...]:
         """The events of one valid record: its payload bytes, or the decoded mapping."""
@@ -113,15 +112,20 @@ class StateFeed:
             return None
         return views if len(views) == len(values) else None
 
-    def _moments(self, moments: list[Any]) -> Iterable[EventTime | None]:
-        """``event_moment`` of each event-time value (a naive datetime read as UTC)."""
+    def _event_moments(self, views: list[Any]) -> None:
+        """Put ``event_moment`` of its event-time value in each view's ``time`` (in place;
+        nothing to do for the usual batch of aware datetimes)."""
         if not self._time_is_datetime:
-            return map(event_moment, moments)
+            for view in views:
+                view.time = event_moment(view.time)
+            return
         try:
-            aware = None not in set(map(_TZINFO, moments))
+            aware = None not in set(map(_TZINFO, map(_TIME, views)))
         except AttributeError:  # a null time
             aware = False
-        return moments if aware else map(_moment, moments)
+        if not aware:
+            for view in views:
+                view.time = _moment(view.time)
 
     def _observe_view(self, partition: Hashable, view: Any) -> tuple[SymbolEvent, ...]:
         symbol = view.key
@@ -182,5 +186,8 @@ def _view_struct(
         (attr, types[attr]) if attr == "key" and strict else (attr, types[attr], None)
         for attr in names
     ]
+    # A check the spec leaves out reads None (a class attribute, not a field), so every
+    # strict view is a ``StateRow``.
+    absent = {attr: None for attr in ("seq", "time") if attr not in names}
     # gc=False: views hold only scalars, and a batch of tracked objects would wake the collector
-    return msgspec.defstruct("StateView", fields, rename=names, gc=False)
+    return msgspec.defstruct("StateView", fields, rename=names, gc=False, namespace=absent)

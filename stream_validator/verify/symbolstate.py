@@ -33,17 +33,28 @@ never per symbol (``EventTally``).
 from __future__ import annotations
 
 from collections import Counter, OrderedDict, deque
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
-from itertools import repeat
-from typing import Final
+from typing import Any, Final, Protocol
 
 from stream_validator.contracts.statespec import SymbolStateSpec
 
 #: An event time: epoch seconds, or an aware datetime (one kind per tracker).
 EventTime = float | datetime
+
+
+class StateRow(Protocol):
+    """What ``observe_rows`` reads from a row (a decoded view of one record)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def seq(self) -> int | None: ...
+    @property
+    def time(self) -> EventTime | None: ...
+
 
 _NO_EVENTS: Final[tuple[SymbolEvent, ...]] = ()
 _EXAMPLE_LENGTH: Final = 32
@@ -157,37 +168,27 @@ class SymbolStateTracker:
             self._frozen(state, symbol, tuple(quote), state.latest, events)
         return tuple(events) if events else _NO_EVENTS
 
-    def observe_many(
+    def observe_rows(
         self,
         partitions: Sequence[Hashable],
-        symbols: Iterable[str],
-        seqs: Iterable[int | None] | None = None,
-        times: Iterable[EventTime | None] | None = None,
-        quotes: Iterable[tuple[object, ...] | None] | None = None,
+        rows: Sequence[StateRow],
+        quote: Callable[[Any], tuple[object, ...] | None] | None = None,
     ) -> list[tuple[int, tuple[SymbolEvent, ...]]]:
-        """``observe`` for each position in order, one value per partition from each
-        column (a column left out: that check skipped); the (position, events) of the
-        records that raised any.
+        """``observe(partitions[i], row.key, seq=row.seq, event_time=row.time,
+        quote=quote(row))`` for each row in order (no ``quote``: no quotes); the
+        (position, events) of the rows that raised any.
 
-        Same state and events as one ``observe`` per record: the common case (next seq,
-        later time, a different quote) runs inline, every other case calls the same helpers.
+        Same state and events as one ``observe`` per row: the common case (next seq, later
+        time, a different quote) runs inline, every other case calls the same helpers.
         """
-        count = len(partitions)
         out: list[tuple[int, tuple[SymbolEvent, ...]]] = []
         events: list[SymbolEvent] = []
         states, add, touch = self._states, self._add, self._states.move_to_end
         start = self._clock + 1
-        self._clock += count
+        self._clock += len(rows)
         exact = self._exact
-        rows = zip(
-            partitions,
-            symbols,
-            repeat(None, count) if seqs is None else seqs,
-            repeat(None, count) if times is None else times,
-            repeat(None, count) if quotes is None else quotes,
-            strict=True,
-        )
-        for stamp, (partition, symbol, seq, event_time, quote) in enumerate(rows, start):
+        for stamp, (partition, row) in enumerate(zip(partitions, rows, strict=True), start):
+            symbol = row.key
             key = (partition, symbol)
             state = states.get(key)
             if state is None:
@@ -197,6 +198,7 @@ class SymbolStateTracker:
                 state.seen = stamp
                 if exact:
                     touch(key)
+            seq = row.seq
             if seq is not None:
                 high = state.high
                 if high is not None and seq == high + 1 and not state.holes:
@@ -205,6 +207,7 @@ class SymbolStateTracker:
                         state.streak = 0
                 else:
                     self._sequence(state, symbol, seq, events)
+            event_time = row.time
             if event_time is not None:
                 latest = state.latest
                 if latest is not None and event_time > latest:  # type: ignore[operator]
@@ -212,12 +215,15 @@ class SymbolStateTracker:
                 elif event_time == event_time:  # NaN: no time
                     self._event_time(state, symbol, event_time, events)
             if quote is not None:
-                if quote != state.quote:
-                    state.quote, state.updates, state.since = quote, 1, state.latest
+                held = quote(row)
+                if held is None:
+                    pass
+                elif held != state.quote:
+                    state.quote, state.updates, state.since = held, 1, state.latest
                     if state.alerted:
                         state.alerted = False
                 else:
-                    self._frozen(state, symbol, quote, state.latest, events)
+                    self._frozen(state, symbol, held, state.latest, events)
             if events:
                 out.append((stamp - start, tuple(events)))
                 events.clear()

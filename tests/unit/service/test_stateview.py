@@ -140,3 +140,38 @@ def test_a_batch_of_non_bytes_takes_the_per_record_path() -> None:
     expected = [(n, e) for n, r in enumerate(data) if (e := single.observe(0, r))]
     assert expected
     assert feed.observe_many([0] * len(data), list(data)) == expected
+
+
+OTHER_SPECS = {
+    "epoch seconds, no seq": SymbolStateSpec(
+        key_field="symbol",
+        sequence_field=None,
+        event_time_field="epoch",
+        max_time_regression_s=0.5,
+        quote_fields=("bid",),
+        frozen_max_s=3.0,
+    ),
+    "no time, one quote": SymbolStateSpec(
+        key_field="symbol", quote_fields=("ask",), frozen_max_updates=2
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OTHER_SPECS))
+def test_batches_without_seq_or_datetime_match_single_records(name: str) -> None:
+    """Specs leaving out seq or time, or timing by an epoch-seconds field: a batch gives
+    the events of one observe per payload."""
+    types = {**TYPES, "epoch": float}
+    data = [dict(r, epoch=float(n) - (n % 7 == 0)) for n, r in enumerate(records(900))]
+    payloads = [json.dumps(r).encode() for r in data]
+    spec = OTHER_SPECS[name]
+    single = StateFeed(SymbolStateTracker(spec), types)
+    expected = [(n, e) for n, p in enumerate(payloads) if (e := single.observe(0, p))]
+    assert expected
+    batch = StateFeed(SymbolStateTracker(spec), types)
+    found = []
+    for start in range(0, len(payloads), 100):
+        found += [
+            (start + n, e) for n, e in batch.observe_many([0] * 100, payloads[start : start + 100])
+        ]
+    assert found == expected

@@ -1,11 +1,13 @@
-"""observe_many: the batch loop gives the same events and state as one observe per record."""
+"""observe_rows: the batch loop gives the same events and state as one observe per record."""
 
 from __future__ import annotations
 
 import math
 import random
 from collections import OrderedDict
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from operator import attrgetter
 
 import pytest
 
@@ -13,6 +15,19 @@ from stream_validator.contracts.statespec import SymbolStateSpec
 from stream_validator.verify.symbolstate import SymbolEvent, SymbolStateTracker
 
 Row = tuple[int, str, int | None, float | None, tuple[object, ...] | None]
+
+
+@dataclass
+class View:
+    """A row as observe_rows reads it."""
+
+    key: str
+    seq: int | None = None
+    time: float | datetime | None = None
+    quote: tuple[object, ...] | None = None
+
+
+QUOTE = attrgetter("quote")
 
 SPECS = {
     "strict": SymbolStateSpec(
@@ -87,13 +102,7 @@ def test_batches_match_records(name: str, seed: int) -> None:
     while start < len(rows):
         part = rows[start : start + rng.choice([1, 7, 50, 200])]
         expected = one_by_one(single, part)
-        got = batch.observe_many(
-            [r[0] for r in part],
-            [r[1] for r in part],
-            [r[2] for r in part],
-            [r[3] for r in part],
-            [r[4] for r in part],
-        )
+        got = batch.observe_rows([r[0] for r in part], [View(*r[1:]) for r in part], QUOTE)
         assert got == expected
         assert snapshot(batch) == snapshot(single)
         assert batch.evictions == single.evictions
@@ -126,7 +135,7 @@ def test_the_bound_evicts_the_least_recently_seen(seed: int) -> None:
         if len(keys) == 1:
             tracker.observe(*keys[0], seq=1)
         else:
-            tracker.observe_many([p for p, _ in keys], [s for _, s in keys])
+            tracker.observe_rows([p for p, _ in keys], [View(s) for _, s in keys])
         assert set(tracker._states) == set(model)
         assert tracker.evictions == evictions
         if rng.random() < 0.3:
@@ -136,10 +145,10 @@ def test_the_bound_evicts_the_least_recently_seen(seed: int) -> None:
                 del model[key]
 
 
-def test_columns_left_out_skip_their_checks() -> None:
-    """Without seq, time and quote columns only the keys are tracked: no events."""
+def test_rows_without_values_skip_their_checks() -> None:
+    """Rows without seq or time, and no quote reader: only the keys are tracked."""
     tracker = SymbolStateTracker(SPECS["strict"])
-    assert tracker.observe_many([0, 0, 0], ["A", "A", "B"]) == []
+    assert tracker.observe_rows([0, 0, 0], [View("A"), View("A"), View("B")]) == []
     assert len(tracker) == 2
 
 
@@ -153,7 +162,8 @@ def test_datetime_event_times_are_compared_and_subtracted_exactly() -> None:
     start = datetime(2026, 12, 1, 10, 0, 0, 1, tzinfo=UTC)
     times = [start, start - timedelta(seconds=1), start - timedelta(seconds=1, microseconds=1)]
     times.append(start + timedelta(seconds=2, microseconds=1))
-    found = tracker.observe_many([0] * 4, ["A"] * 4, [1, 2, 3, 4], times, [(1.0,)] * 4)
+    rows = [View("A", seq, time, (1.0,)) for seq, time in enumerate(times, 1)]
+    found = tracker.observe_rows([0] * 4, rows, QUOTE)
     assert [(n, str(e.kind), e.detail) for n, events in found for e in events] == [
         (2, "event_time_regression", "event time went back 1.000 s (tolerance 1 s)"),
         (3, "frozen_quote", "same quote for 2.000 s (limit 2 s)"),
