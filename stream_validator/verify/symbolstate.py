@@ -190,8 +190,9 @@ class SymbolStateTracker:
         for stamp, (partition, row) in enumerate(zip(partitions, rows, strict=True), start):
             symbol = row.key
             key = (partition, symbol)
-            state = states.get(key)
-            if state is None:
+            try:
+                state = states[key]
+            except KeyError:  # a new symbol (a try costs nothing when nothing is raised)
                 state = add(partition, symbol, stamp)
                 exact = self._exact
             else:
