@@ -7,6 +7,10 @@ reads just the state's fields (a datetime event-time field decoded as a datetime
 msgspec); a payload it refuses (a datetime form msgspec does not read, e.g. ``20261130``)
 takes the general path, ``SymbolStateTracker.observe_record`` on the decoded record, so
 both paths give the same events.
+
+A batch (``observe_many``) is decoded in one call, as a JSON array of stricter views, and
+fed to the tracker's batch loop; decoding and observing payload by payload cost more than
+the whole validation (+2.4 to +3.8 µs a record on a healthy tick feed).
 """
 
 from __future__ import annotations

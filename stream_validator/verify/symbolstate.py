@@ -32,14 +32,25 @@ never per symbol (``EventTally``).
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict, deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Any, Final, Protocol
 
 from stream_validator.contracts.statespec import SymbolStateSpec
+from stream_validator.verify.symbolevents import EventTally, SymbolEvent, SymbolEventKind
+
+__all__ = [
+    "EventTally",
+    "EventTime",
+    "StateRow",
+    "SymbolEvent",
+    "SymbolEventKind",
+    "SymbolStateTracker",
+    "event_moment",
+    "event_seconds",
+    "feeds_state",
+]
 
 #: An event time: epoch seconds, or an aware datetime (one kind per tracker).
 EventTime = float | datetime
@@ -57,29 +68,9 @@ class StateRow(Protocol):
 
 
 _NO_EVENTS: Final[tuple[SymbolEvent, ...]] = ()
-_EXAMPLE_LENGTH: Final = 32
 # Violations that leave every field well-formed (rules and skew windows run on fields that
 # passed their own checks): a record quarantined only for these still feeds the state.
 _FIELDS_INTACT: Final = frozenset({"rule_violation", "timestamp_out_of_range"})
-
-
-class SymbolEventKind(StrEnum):
-    """Stable event codes (metric label values, with the contract name)."""
-
-    SEQUENCE_GAP = "sequence_gap"
-    SEQUENCE_REGRESSION = "sequence_regression"
-    EVENT_TIME_REGRESSION = "event_time_regression"
-    FROZEN_QUOTE = "frozen_quote"
-
-
-@dataclass(frozen=True, slots=True)
-class SymbolEvent:
-    """One finding for one symbol; ``count`` is the sequence numbers missed for a gap."""
-
-    kind: SymbolEventKind
-    symbol: str
-    detail: str
-    count: int = 1
 
 
 class _Symbol:
@@ -398,31 +389,3 @@ def _span(later: EventTime, earlier: EventTime) -> float:
             f"event times of two kinds: {type(later).__name__}, {type(earlier).__name__}"
         )
     return later - earlier
-
-
-class EventTally:
-    """Counts per kind over a batch, with a few example symbols each (capped, shortened)."""
-
-    def __init__(self, max_examples: int = 5) -> None:
-        self.max_examples = max_examples
-        self.counts: Counter[SymbolEventKind] = Counter()
-        self.missed_sequence_numbers = 0
-        self.examples: dict[SymbolEventKind, list[str]] = {}
-
-    def add(self, events: Iterable[SymbolEvent]) -> None:
-        """Count events; keep the first ``max_examples`` distinct symbols per kind."""
-        for event in events:
-            self.counts[event.kind] += 1
-            if event.kind is SymbolEventKind.SEQUENCE_GAP:
-                self.missed_sequence_numbers += event.count
-            examples = self.examples.setdefault(event.kind, [])
-            shown = event.symbol[:_EXAMPLE_LENGTH]
-            if len(examples) < self.max_examples and shown not in examples:
-                examples.append(shown)
-
-    def summary(self) -> dict[str, dict[str, object]]:
-        """JSON-ready: ``{kind: {"count": n, "examples": [symbols]}}``, kinds sorted."""
-        return {
-            str(kind): {"count": self.counts[kind], "examples": list(self.examples[kind])}
-            for kind in sorted(self.counts)
-        }
