@@ -20,8 +20,9 @@ taken for regressions.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Final
 
 from stream_validator.contracts.rulespec import RuleAction
@@ -38,6 +39,7 @@ from stream_validator.verify.symbolstate import (
 
 #: Example symbols per event kind in a batch event (each cut to 32 characters).
 MAX_EXAMPLES: Final = 5
+_VALUE, _TOPIC_PARTITION = attrgetter("value"), attrgetter("topic", "partition")
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,15 +94,12 @@ class RouteState:
         """Feed the batch to the tracker; quarantine per the actions (into ``dlq_violations``
         and ``added``, records not headed for the DLQ yet only)."""
         tracker = self.tracker
-        observe = self._feed.observe
         evictions = tracker.evictions
         tally = EventTally(MAX_EXAMPLES)
         moved = 0
-        for index, value in _fed(records, report):
-            record = records[index]
-            events = observe((record.topic, record.partition), value)
-            if not events:
-                continue
+        indices, values, partitions = _fed(records, report)
+        for position, events in self._feed.observe_many(partitions, values):
+            index = indices[position]
             tally.add(events)
             if index in dlq_violations or not self._quarantine:
                 continue
@@ -124,11 +123,12 @@ class RouteState:
 
 def _fed(
     records: Sequence[SourceRecord], report: SchemaContractValidationReport
-) -> Iterator[tuple[int, object]]:
-    """(batch index, payload) of the records the state sees, in source order."""
-    valid = ((index, records[index].value) for index in report.valid_indices)
-    intact = [(q.index, q.raw_payload) for q in report.quarantined_records if feeds_state(q.kinds)]
-    if not intact:
-        yield from valid
-        return
-    yield from sorted([*valid, *intact], key=lambda pair: pair[0])
+) -> tuple[Sequence[int], list[object], list[TopicPartitionKey]]:
+    """The batch indices, payloads and (topic, partition) of the records the state sees,
+    in source order."""
+    intact = [q.index for q in report.quarantined_records if feeds_state(q.kinds)]
+    indices: Sequence[int] = report.valid_indices
+    if intact:
+        indices = sorted([*indices, *intact])
+    chosen = list(map(records.__getitem__, indices))
+    return indices, list(map(_VALUE, chosen)), list(map(_TOPIC_PARTITION, chosen))

@@ -2,8 +2,10 @@
 
 Settings come from ``contracts.statespec.SymbolStateSpec`` (the contract's ``state``).
 
-PURE: no clock and no I/O; every time is passed in (seconds, from the record's event
-time), so a replay gives the same events as the live run. What must hold:
+PURE: no clock and no I/O; every time is passed in (the record's event time: epoch
+seconds, or an aware datetime -- one kind per tracker, as one contract field gives), so a
+replay gives the same events as the live run. Datetimes are compared as they are and
+subtracted exactly, so the common case pays no conversion to seconds. What must hold:
 
 * State is keyed by (partition, symbol). ``drop(partition)`` forgets a revoked
   partition's symbols, so the first record after an assignment starts fresh (no event).
@@ -30,39 +32,45 @@ never per symbol (``EventTally``).
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict, deque
-from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections import OrderedDict, deque
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from enum import StrEnum
-from typing import Final
+from typing import Any, Final, Protocol
 
 from stream_validator.contracts.statespec import SymbolStateSpec
+from stream_validator.verify.symbolevents import EventTally, SymbolEvent, SymbolEventKind
+
+__all__ = [
+    "EventTally",
+    "EventTime",
+    "StateRow",
+    "SymbolEvent",
+    "SymbolEventKind",
+    "SymbolStateTracker",
+    "event_moment",
+    "event_seconds",
+    "feeds_state",
+]
+
+#: An event time: epoch seconds, or an aware datetime (one kind per tracker).
+EventTime = float | datetime
+
+
+class StateRow(Protocol):
+    """What ``observe_rows`` reads from a row (a decoded view of one record)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def seq(self) -> int | None: ...
+    @property
+    def time(self) -> EventTime | None: ...
+
 
 _NO_EVENTS: Final[tuple[SymbolEvent, ...]] = ()
-_EXAMPLE_LENGTH: Final = 32
 # Violations that leave every field well-formed (rules and skew windows run on fields that
 # passed their own checks): a record quarantined only for these still feeds the state.
 _FIELDS_INTACT: Final = frozenset({"rule_violation", "timestamp_out_of_range"})
-
-
-class SymbolEventKind(StrEnum):
-    """Stable event codes (metric label values, with the contract name)."""
-
-    SEQUENCE_GAP = "sequence_gap"
-    SEQUENCE_REGRESSION = "sequence_regression"
-    EVENT_TIME_REGRESSION = "event_time_regression"
-    FROZEN_QUOTE = "frozen_quote"
-
-
-@dataclass(frozen=True, slots=True)
-class SymbolEvent:
-    """One finding for one symbol; ``count`` is the sequence numbers missed for a gap."""
-
-    kind: SymbolEventKind
-    symbol: str
-    detail: str
-    count: int = 1
 
 
 class _Symbol:
@@ -75,6 +83,7 @@ class _Symbol:
         "holes",
         "latest",
         "quote",
+        "seen",
         "since",
         "streak",
         "updates",
@@ -85,11 +94,12 @@ class _Symbol:
         self.holes: deque[int] = deque()  # missing numbers inside the window, ascending
         self.streak = 0  # increasing regressions in a row (a renumbered feed?)
         self.candidate = 0  # the last of those
-        self.latest: float | None = None  # latest event time seen
+        self.latest: EventTime | None = None  # latest event time seen
         self.quote: tuple[object, ...] | None = None
         self.updates = 0  # updates in a row carrying ``quote``
-        self.since: float | None = None  # event time of the first of them
+        self.since: EventTime | None = None  # event time of the first of them
         self.alerted = False
+        self.seen = 0  # the tracker's clock when last observed (LRU order)
 
 
 class SymbolStateTracker:
@@ -98,7 +108,13 @@ class SymbolStateTracker:
     def __init__(self, spec: SymbolStateSpec) -> None:
         self.spec = spec
         self.evictions = 0
+        # LRU by stamps: every observe stamps its state with the clock; the dict is kept in
+        # LRU order (move_to_end) only while "exact", i.e. once the bound was reached, and
+        # is sorted by stamps on entering it. Far below the bound no eviction can happen,
+        # so a healthy feed pays a stamp, not a reordering, per record.
         self._states: OrderedDict[tuple[Hashable, str], _Symbol] = OrderedDict()
+        self._clock = 0
+        self._exact = False
         self._by_partition: dict[Hashable, set[str]] = {}
         frozen_on = spec.frozen_max_updates is not None or spec.frozen_max_s is not None
         self._quote_fields = spec.quote_fields if frozen_on else ()
@@ -112,15 +128,18 @@ class SymbolStateTracker:
         symbol: str,
         *,
         seq: int | None = None,
-        event_time: float | None = None,
+        event_time: EventTime | None = None,
         quote: Sequence[object] | None = None,
     ) -> tuple[SymbolEvent, ...]:
         """Fold one record into its symbol's state; the events it raises (usually none)."""
+        self._clock += 1
         state = self._states.get((partition, symbol))
         if state is None:
-            state = self._add(partition, symbol)
+            state = self._add(partition, symbol, self._clock)
         else:
-            self._states.move_to_end((partition, symbol))
+            state.seen = self._clock
+            if self._exact:
+                self._states.move_to_end((partition, symbol))
         events: list[SymbolEvent] = []
         if seq is not None:
             high = state.high
@@ -130,7 +149,7 @@ class SymbolStateTracker:
                 self._sequence(state, symbol, seq, events)
         if event_time is not None and event_time == event_time:
             latest = state.latest
-            if latest is None or event_time > latest:
+            if latest is None or event_time > latest:  # type: ignore[operator]  # one kind
                 state.latest = event_time
             else:
                 self._event_time(state, symbol, event_time, events)
@@ -140,13 +159,75 @@ class SymbolStateTracker:
             self._frozen(state, symbol, tuple(quote), state.latest, events)
         return tuple(events) if events else _NO_EVENTS
 
+    def observe_rows(
+        self,
+        partitions: Sequence[Hashable],
+        rows: Sequence[StateRow],
+        quote: Callable[[Any], tuple[object, ...] | None] | None = None,
+    ) -> list[tuple[int, tuple[SymbolEvent, ...]]]:
+        """``observe(partitions[i], row.key, seq=row.seq, event_time=row.time,
+        quote=quote(row))`` for each row in order (no ``quote``: no quotes); the
+        (position, events) of the rows that raised any.
+
+        Same state and events as one ``observe`` per row: the common case (next seq, later
+        time, a different quote) runs inline, every other case calls the same helpers.
+        """
+        out: list[tuple[int, tuple[SymbolEvent, ...]]] = []
+        events: list[SymbolEvent] = []
+        states, add, touch = self._states, self._add, self._states.move_to_end
+        start = self._clock + 1
+        self._clock += len(rows)
+        exact = self._exact
+        for stamp, (partition, row) in enumerate(zip(partitions, rows, strict=True), start):
+            symbol = row.key
+            key = (partition, symbol)
+            try:
+                state = states[key]
+            except KeyError:  # a new symbol (a try costs nothing when nothing is raised)
+                state = add(partition, symbol, stamp)
+                exact = self._exact
+            else:
+                state.seen = stamp
+                if exact:
+                    touch(key)
+            seq = row.seq
+            if seq is not None:
+                high = state.high
+                if high is not None and seq == high + 1 and not state.holes:
+                    state.high = seq
+                    if state.streak:
+                        state.streak = 0
+                else:
+                    self._sequence(state, symbol, seq, events)
+            event_time = row.time
+            if event_time is not None:
+                latest = state.latest
+                if latest is not None and event_time > latest:  # type: ignore[operator]
+                    state.latest = event_time
+                elif event_time == event_time:  # NaN: no time
+                    self._event_time(state, symbol, event_time, events)
+            if quote is not None:
+                held = quote(row)
+                if held is None:
+                    pass
+                elif held != state.quote:
+                    state.quote, state.updates, state.since = held, 1, state.latest
+                    if state.alerted:
+                        state.alerted = False
+                else:
+                    self._frozen(state, symbol, held, state.latest, events)
+            if events:
+                out.append((stamp - start, tuple(events)))
+                events.clear()
+        return out
+
     def observe_record(
         self, partition: Hashable, record: Mapping[str, object]
     ) -> tuple[SymbolEvent, ...]:
         """``observe`` with the values the spec's fields name, read from a valid record.
 
         A key that is not a str skips the record; a seq that is not an int, or an event
-        time ``event_seconds`` cannot read, skips only that check (field checks report them).
+        time ``event_moment`` cannot read, skips only that check (field checks report them).
         """
         spec = self.spec
         symbol = record.get(spec.key_field)
@@ -157,7 +238,7 @@ class SymbolStateTracker:
             seq = None
         event_time = None
         if spec.event_time_field:
-            event_time = event_seconds(record.get(spec.event_time_field))
+            event_time = event_moment(record.get(spec.event_time_field))
         quote = None
         if self._quote_fields:
             quote = [record.get(name) for name in self._quote_fields]
@@ -168,13 +249,22 @@ class SymbolStateTracker:
         symbols = self._by_partition.pop(partition, set())
         for symbol in symbols:
             del self._states[(partition, symbol)]
+        if len(self._states) <= self.spec.max_symbols // 2:
+            self._exact = False  # far from the bound again: stamps only
         return len(symbols)
 
-    def _add(self, partition: Hashable, symbol: str) -> _Symbol:
-        state = self._states[(partition, symbol)] = _Symbol()
+    def _add(self, partition: Hashable, symbol: str, stamp: int) -> _Symbol:
+        states = self._states
+        if len(states) >= self.spec.max_symbols and not self._exact:
+            # The bound is reached: put the dict in LRU order once, then keep it so.
+            for key in sorted(states, key=lambda key: states[key].seen):
+                states.move_to_end(key)
+            self._exact = True
+        state = states[(partition, symbol)] = _Symbol()
+        state.seen = stamp
         self._by_partition.setdefault(partition, set()).add(symbol)
-        if len(self._states) > self.spec.max_symbols:
-            (old_partition, old_symbol), _ = self._states.popitem(last=False)
+        if len(states) > self.spec.max_symbols:
+            (old_partition, old_symbol), _ = states.popitem(last=False)
             self._by_partition[old_partition].discard(old_symbol)
             self.evictions += 1
         return state
@@ -209,13 +299,13 @@ class SymbolStateTracker:
             state.holes.clear()
 
     def _event_time(
-        self, state: _Symbol, symbol: str, event_time: float, events: list[SymbolEvent]
+        self, state: _Symbol, symbol: str, event_time: EventTime, events: list[SymbolEvent]
     ) -> None:
         latest = state.latest
-        if latest is None or event_time > latest:
+        if latest is None or event_time > latest:  # type: ignore[operator]
             state.latest = event_time
-        elif latest - event_time > self.spec.max_time_regression_s:
-            back, tolerance = latest - event_time, self.spec.max_time_regression_s
+        elif _span(latest, event_time) > self.spec.max_time_regression_s:
+            back, tolerance = _span(latest, event_time), self.spec.max_time_regression_s
             detail = f"event time went back {back:.3f} s (tolerance {tolerance:g} s)"
             events.append(SymbolEvent(SymbolEventKind.EVENT_TIME_REGRESSION, symbol, detail))
 
@@ -224,7 +314,7 @@ class SymbolStateTracker:
         state: _Symbol,
         symbol: str,
         quote: tuple[object, ...],
-        event_time: float | None,
+        event_time: EventTime | None,
         events: list[SymbolEvent],
     ) -> None:
         if quote != state.quote:
@@ -239,7 +329,7 @@ class SymbolStateTracker:
         if state.alerted:
             return
         max_updates, max_s = self.spec.frozen_max_updates, self.spec.frozen_max_s
-        held = None if event_time is None or state.since is None else event_time - state.since
+        held = None if event_time is None or state.since is None else _span(event_time, state.since)
         if max_updates is not None and state.updates > max_updates:
             detail = f"same quote on {state.updates} updates in a row (limit {max_updates})"
         elif max_s is not None and held is not None and held > max_s:
@@ -269,6 +359,13 @@ def event_seconds(value: object) -> float | None:
     and one fixed assumption keeps that order (``datetime.timestamp`` would use the
     machine's zone instead).
     """
+    moment = event_moment(value)
+    return moment.timestamp() if isinstance(moment, datetime) else moment
+
+
+def event_moment(value: object) -> EventTime | None:
+    """``event_seconds`` without the conversion: an aware datetime for a datetime or
+    ISO-8601 text (naive read as UTC), float seconds for a number, None when it has none."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
@@ -280,34 +377,15 @@ def event_seconds(value: object) -> float | None:
             return None
     if not isinstance(value, datetime):
         return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value.timestamp()
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
-class EventTally:
-    """Counts per kind over a batch, with a few example symbols each (capped, shortened)."""
-
-    def __init__(self, max_examples: int = 5) -> None:
-        self.max_examples = max_examples
-        self.counts: Counter[SymbolEventKind] = Counter()
-        self.missed_sequence_numbers = 0
-        self.examples: dict[SymbolEventKind, list[str]] = {}
-
-    def add(self, events: Iterable[SymbolEvent]) -> None:
-        """Count events; keep the first ``max_examples`` distinct symbols per kind."""
-        for event in events:
-            self.counts[event.kind] += 1
-            if event.kind is SymbolEventKind.SEQUENCE_GAP:
-                self.missed_sequence_numbers += event.count
-            examples = self.examples.setdefault(event.kind, [])
-            shown = event.symbol[:_EXAMPLE_LENGTH]
-            if len(examples) < self.max_examples and shown not in examples:
-                examples.append(shown)
-
-    def summary(self) -> dict[str, dict[str, object]]:
-        """JSON-ready: ``{kind: {"count": n, "examples": [symbols]}}``, kinds sorted."""
-        return {
-            str(kind): {"count": self.counts[kind], "examples": list(self.examples[kind])}
-            for kind in sorted(self.counts)
-        }
+def _span(later: EventTime, earlier: EventTime) -> float:
+    """Seconds from ``earlier`` to ``later`` (exact for datetimes)."""
+    if isinstance(later, datetime) and isinstance(earlier, datetime):
+        return (later - earlier).total_seconds()
+    if isinstance(later, datetime) or isinstance(earlier, datetime):
+        raise TypeError(
+            f"event times of two kinds: {type(later).__name__}, {type(earlier).__name__}"
+        )
+    return later - earlier

@@ -6,6 +6,8 @@ import json
 import random
 from datetime import datetime
 
+import pytest
+
 from stream_validator.contracts.statespec import SymbolStateSpec
 from stream_validator.service.stateview import StateFeed
 from stream_validator.verify.symbolstate import SymbolStateTracker
@@ -83,3 +85,93 @@ def test_a_key_that_is_not_a_string_is_skipped() -> None:
     feed = StateFeed(SymbolStateTracker(SPEC), TYPES)
     payload = json.dumps({"symbol": 5, "seq": 1, "ts": "2026-12-01T10:00:00Z"}).encode()
     assert feed.observe(0, payload) == ()
+
+
+def odd(record: dict[str, object], rng: random.Random) -> dict[str, object]:
+    """Now and then a value the strict batch view refuses or the tracker skips."""
+    change = rng.choice([None] * 12 + ["key", "seq", "bool", "basic", "naive", "null", "gone"])
+    if change == "key":
+        return dict(record, symbol=5)
+    if change == "seq":
+        return dict(record, seq=None)
+    if change == "bool":
+        return dict(record, seq=True)
+    if change == "basic":
+        return dict(record, ts="20261201T100000Z")
+    if change == "naive":
+        return dict(record, ts=str(record["ts"]).rstrip("Z"))
+    if change == "null":
+        return dict(record, ts=None)
+    if change == "gone":
+        return {k: v for k, v in record.items() if k != "ts"}
+    return record
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_batches_give_the_events_of_single_records(seed: int) -> None:
+    """observe_many over batches (some holding odd values) gives, position for position,
+    the events of one observe per payload."""
+    rng = random.Random(seed)
+    data = [odd(r, rng) for r in records(1200)]
+    payloads = [json.dumps(r).encode() for r in data]
+    single = StateFeed(SymbolStateTracker(SPEC), TYPES)
+    batch = StateFeed(SymbolStateTracker(SPEC), TYPES)
+    start = 0
+    while start < len(payloads):
+        part = payloads[start : start + rng.choice([1, 5, 40, 150])]
+        partitions = [n % 2 for n in range(len(part))]
+        expected = [
+            (n, found)
+            for n, (p, v) in enumerate(zip(partitions, part, strict=True))
+            if (found := single.observe(p, v))
+        ]
+        assert batch.observe_many(partitions, part) == expected
+        start += len(part)
+    assert len(batch.tracker) == len(single.tracker)
+
+
+def test_a_batch_of_non_bytes_takes_the_per_record_path() -> None:
+    """Decoded records in a batch give the events observe gives them."""
+    data = records(300)
+    feed, single = (
+        StateFeed(SymbolStateTracker(SPEC), TYPES),
+        StateFeed(SymbolStateTracker(SPEC), TYPES),
+    )
+    expected = [(n, e) for n, r in enumerate(data) if (e := single.observe(0, r))]
+    assert expected
+    assert feed.observe_many([0] * len(data), list(data)) == expected
+
+
+OTHER_SPECS = {
+    "epoch seconds, no seq": SymbolStateSpec(
+        key_field="symbol",
+        sequence_field=None,
+        event_time_field="epoch",
+        max_time_regression_s=0.5,
+        quote_fields=("bid",),
+        frozen_max_s=3.0,
+    ),
+    "no time, one quote": SymbolStateSpec(
+        key_field="symbol", quote_fields=("ask",), frozen_max_updates=2
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OTHER_SPECS))
+def test_batches_without_seq_or_datetime_match_single_records(name: str) -> None:
+    """Specs leaving out seq or time, or timing by an epoch-seconds field: a batch gives
+    the events of one observe per payload."""
+    types = {**TYPES, "epoch": float}
+    data = [dict(r, epoch=float(n) - (n % 7 == 0)) for n, r in enumerate(records(900))]
+    payloads = [json.dumps(r).encode() for r in data]
+    spec = OTHER_SPECS[name]
+    single = StateFeed(SymbolStateTracker(spec), types)
+    expected = [(n, e) for n, p in enumerate(payloads) if (e := single.observe(0, p))]
+    assert expected
+    batch = StateFeed(SymbolStateTracker(spec), types)
+    found = []
+    for start in range(0, len(payloads), 100):
+        found += [
+            (start + n, e) for n, e in batch.observe_many([0] * 100, payloads[start : start + 100])
+        ]
+    assert found == expected

@@ -1,0 +1,62 @@
+"""The findings of the per-symbol state (``verify.symbolstate``) and their tally per batch.
+
+Events carry the symbol for examples in batch events; counts go per contract and kind,
+never per symbol (``EventTally``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Final
+
+_EXAMPLE_LENGTH: Final = 32
+
+
+class SymbolEventKind(StrEnum):
+    """Stable event codes (metric label values, with the contract name)."""
+
+    SEQUENCE_GAP = "sequence_gap"
+    SEQUENCE_REGRESSION = "sequence_regression"
+    EVENT_TIME_REGRESSION = "event_time_regression"
+    FROZEN_QUOTE = "frozen_quote"
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolEvent:
+    """One finding for one symbol; ``count`` is the sequence numbers missed for a gap."""
+
+    kind: SymbolEventKind
+    symbol: str
+    detail: str
+    count: int = 1
+
+
+class EventTally:
+    """Counts per kind over a batch, with a few example symbols each (capped, shortened)."""
+
+    def __init__(self, max_examples: int = 5) -> None:
+        self.max_examples = max_examples
+        self.counts: Counter[SymbolEventKind] = Counter()
+        self.missed_sequence_numbers = 0
+        self.examples: dict[SymbolEventKind, list[str]] = {}
+
+    def add(self, events: Iterable[SymbolEvent]) -> None:
+        """Count events; keep the first ``max_examples`` distinct symbols per kind."""
+        for event in events:
+            self.counts[event.kind] += 1
+            if event.kind is SymbolEventKind.SEQUENCE_GAP:
+                self.missed_sequence_numbers += event.count
+            examples = self.examples.setdefault(event.kind, [])
+            shown = event.symbol[:_EXAMPLE_LENGTH]
+            if len(examples) < self.max_examples and shown not in examples:
+                examples.append(shown)
+
+    def summary(self) -> dict[str, dict[str, object]]:
+        """JSON-ready: ``{kind: {"count": n, "examples": [symbols]}}``, kinds sorted."""
+        return {
+            str(kind): {"count": self.counts[kind], "examples": list(self.examples[kind])}
+            for kind in sorted(self.counts)
+        }
