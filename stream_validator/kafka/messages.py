@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import repeat
+from itertools import chain, repeat
+from operator import itemgetter
 from typing import Any
 
 from confluent_kafka import OFFSET_INVALID, TIMESTAMP_NOT_AVAILABLE, Message
@@ -51,10 +52,7 @@ def read_records(
     no Python frame per record (about a third of the cost of one loop building each record).
     """
     raw = _raw_headers(messages, unreadable)
-    if any(raw):
-        headers = [[(str(name), _as_bytes(value)) for name, value in h] if h else [] for h in raw]
-    else:
-        headers = [[] for _ in raw]
+    headers = _record_headers(raw) if any(raw) else [[] for _ in raw]
     stamps = list(map(_timestamp, messages))
     offsets: list[int | None] = list(map(_offset, messages))
     if None in offsets:  # never for a record (only for error events); kept total anyway
@@ -98,6 +96,24 @@ def _raw_headers(
             unreadable[(where[0], where[1], OFFSET_INVALID if offset is None else offset)] = (
                 UNREADABLE_HEADERS
             )
+
+
+_NAME, _VALUE = itemgetter(0), itemgetter(1)
+_HEADER_VALUE_TYPES = frozenset({bytes, type(None)})
+
+
+def _record_headers(raw: list[Any]) -> list[Any]:
+    """Each record's header list. The client's own lists are kept when they already hold
+    (str, bytes | None) pairs, as consumed messages' always do: checked for the whole batch
+    in C, not rebuilt pair by pair in Python (a third of the cost of reading a record that
+    carries a header or two)."""
+    pairs = list(chain.from_iterable(filter(None, raw)))
+    if (
+        set(map(type, map(_NAME, pairs))) == {str}
+        and set(map(type, map(_VALUE, pairs))) <= _HEADER_VALUE_TYPES
+    ):
+        return [h if h else [] for h in raw]
+    return [[(str(name), _as_bytes(value)) for name, value in h] if h else [] for h in raw]
 
 
 def _as_bytes(value: str | bytes | None) -> bytes | None:

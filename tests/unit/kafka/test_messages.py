@@ -62,3 +62,20 @@ def test_a_missing_timestamp_is_none_and_tombstones_keep_none() -> None:
 
 def test_no_messages_no_records() -> None:
     assert read_records([], {}) == []
+
+
+def test_consumed_style_headers_are_kept_per_record() -> None:
+    """Pairs of (str, bytes | None), as the client gives them, come through unchanged, one
+    list per record."""
+    first, second = [("trace", b"1"), ("empty", None)], [("trace", b"2")]
+    records = read_records([message(0, headers=first), message(1), message(2, headers=second)], {})
+    assert [r.headers for r in records] == [first, [], second]
+    assert records[0].headers is not records[2].headers
+
+
+def test_one_odd_header_value_is_normalised_without_touching_the_rest() -> None:
+    """A str value anywhere in the batch (a hand-built message) still becomes bytes."""
+    records = read_records(
+        [message(0, headers=[("a", b"1")]), message(1, headers=[("b", "two")])], {}
+    )
+    assert [r.headers for r in records] == [[("a", b"1")], [("b", b"two")]]
