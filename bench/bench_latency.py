@@ -15,6 +15,12 @@ assigned to the clean topic (read_committed) takes each record as soon as it arr
 never waiting for a batch to fill): latency = its receive time - the stamp. Records stamped
 in the first WARMUP seconds are left out; the table gives p50/p90/p99/max over the rest, the
 rate the producer achieved, and marks a peer whose clean topic did not receive every record.
+
+The topic the reader reads keeps the broker's LogAppendTime, so a second pair of columns
+("appended") gives p50/p99 of append time - stamp: when the record reached the clean topic,
+without the reader's own delay (on two shared cores the reader, the producer and the broker
+compete for one core, which adds its own queueing). Whole milliseconds (the broker's clock).
+For exactly-once it is not when the record became visible: that waits for the commit.
 The `none` row reads the source topic itself: what producer, broker and reader add without
 any peer. Figures are noisy on a shared machine.
 """
@@ -29,7 +35,13 @@ import sys
 import time
 from dataclasses import dataclass
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    TIMESTAMP_LOG_APPEND_TIME,
+    Consumer,
+    Producer,
+    TopicPartition,
+)
 from harness import (
     Child,
     broker,
@@ -50,14 +62,17 @@ SOURCE_LINGER_MS = 1
 @dataclass
 class Result:
     latencies_ms: list[float]  # sorted, warm-up left out
+    appended_ms: list[float]  # sorted: LogAppendTime - stamp, warm-up left out
     received: int
     expected: int
     rate: float  # what the producer achieved, msg/s
     drift_ms: float  # median of the last tenth measured - median of the first tenth
 
-    def percentile(self, q: float) -> float:
-        """Nearest rank: the smallest latency at or above q % of the measured records."""
-        values = self.latencies_ms
+    def percentile(self, q: float, values: list[float] | None = None) -> float:
+        """Nearest rank: the smallest latency at or above q % of the measured records
+        (of ``values``, sorted, when given)."""
+        if values is None:
+            values = self.latencies_ms
         return values[max(0, math.ceil(q / 100 * len(values)) - 1)] if values else math.nan
 
 
@@ -127,13 +142,16 @@ def _await_prime(reader: Consumer, primes: int, children: list[Child], timeout_s
     raise RuntimeError(f"the priming records did not come through within {timeout_s:g} s")
 
 
-def _collect(
-    reader: Consumer, expected: int, children: list[Child], timeout_s: float
-) -> tuple[list[int], list[int]]:
+Collected = tuple[list[int], list[int], list[int]]
+
+
+def _collect(reader: Consumer, expected: int, children: list[Child], timeout_s: float) -> Collected:
     """Read until EXPECTED stamped records came, or the children ended and nothing came for
-    5 s; return their stamps and latencies (ns)."""
+    5 s; return their stamps, latencies and append latencies (ns; the last empty unless the
+    topic keeps LogAppendTime)."""
     stamps: list[int] = []
     latencies: list[int] = []
+    appended: list[int] = []
     deadline = time.monotonic() + timeout_s
     last_seen = time.monotonic()
     while len(stamps) < expected and time.monotonic() < deadline:
@@ -150,7 +168,10 @@ def _collect(
             if name == STAMP:
                 stamps.append(int(value))
                 latencies.append(received - stamps[-1])
-    return stamps, latencies
+                kind, append_ms = message.timestamp()
+                if kind == TIMESTAMP_LOG_APPEND_TIME:
+                    appended.append(append_ms * 1_000_000 - stamps[-1])
+    return stamps, latencies, appended
 
 
 def _paced(
@@ -160,7 +181,7 @@ def _paced(
     expected: int,
     peers: list[Child],
     args: argparse.Namespace,
-) -> tuple[list[int], list[int]]:
+) -> Collected:
     """Prime, then run the paced producer and read what comes through: stamps, latencies."""
     command = [sys.executable, __file__, "--produce", bootstrap, source, str(args.partitions)]
     producer = Child.start([*command, str(args.rate), str(expected)], None, stdin=subprocess.PIPE)
@@ -177,12 +198,14 @@ def _paced(
         producer.wait(60)
 
 
-def _result(stamps: list[int], latencies: list[int], expected: int, warmup_s: float) -> Result:
+def _result(collected: Collected, expected: int, warmup_s: float) -> Result:
+    stamps, latencies, appended = collected
     first, last = min(stamps, default=0), max(stamps, default=0)
     steady = first + int(warmup_s * 1e9)
     in_order = sorted(
         (s, lat / 1e6) for s, lat in zip(stamps, latencies, strict=True) if s >= steady
     )
+    appended_ms = sorted(lat / 1e6 for s, lat in zip(stamps, appended, strict=False) if s >= steady)
     tenth = max(1, len(in_order) // 10)
     drift = (
         statistics.median(lat for _, lat in in_order[-tenth:])
@@ -191,23 +214,29 @@ def _result(stamps: list[int], latencies: list[int], expected: int, warmup_s: fl
         else math.nan
     )
     rate = (len(stamps) - 1) / ((last - first) / 1e9) if last > first else math.nan
-    return Result(sorted(lat for _, lat in in_order), len(stamps), expected, rate, drift)
+    return Result(
+        sorted(lat for _, lat in in_order), appended_ms, len(stamps), expected, rate, drift
+    )
 
 
 def run_peer(peer: str, bootstrap: str, args: argparse.Namespace) -> Result | str:
     suffix = f"{topic_safe(peer)}-{time.time_ns()}"
     source, clean, dlq = (f"lat-{t}-{suffix}" for t in ("src", "clean", "dlq"))
-    create_topics(bootstrap, [source, clean, dlq], args.partitions, False)
+    # The topic the reader reads keeps LogAppendTime (the "appended" columns); the source
+    # of a peer keeps its producer's CreateTime, as a feed's does.
+    read = source if peer == "none" else clean
+    create_topics(bootstrap, [t for t in (source, clean, dlq) if t != read], args.partitions, False)
+    create_topics(bootstrap, [read], args.partitions, True)
     expected = round(args.rate * (args.warmup + args.seconds))
     if peer == "none":  # the reader on the source itself: what the measuring alone costs
         reader = _reader(bootstrap, source, args.partitions)
         try:
-            stamps, latencies = _paced(bootstrap, source, reader, expected, [], args)
+            collected = _paced(bootstrap, source, reader, expected, [], args)
         except RuntimeError as exc:
             return str(exc)
         finally:
             reader.close()
-        return _result(stamps, latencies, expected, args.warmup)
+        return _result(collected, expected, args.warmup)
     command = peer_command(
         peer, bootstrap, source, clean, dlq, f"lat-{suffix}", expected + args.partitions
     )
@@ -216,14 +245,14 @@ def run_peer(peer: str, bootstrap: str, args: argparse.Namespace) -> Result | st
     reader = _reader(bootstrap, clean, args.partitions)
     child = Child.start(command, args.core)
     try:
-        stamps, latencies = _paced(bootstrap, source, reader, expected, [child], args)
+        collected = _paced(bootstrap, source, reader, expected, [child], args)
     except RuntimeError as exc:
         child.process.kill()
         return str(exc)
     finally:
         reader.close()
         _, _, code = child.wait(args.peer_timeout)
-    return _result(stamps, latencies, expected, args.warmup) if code == 0 else f"exited {code}"
+    return _result(collected, expected, args.warmup) if code == 0 else f"exited {code}"
 
 
 def print_table(rows: list[tuple[str, Result | str]], args: argparse.Namespace) -> None:
@@ -233,15 +262,19 @@ def print_table(rows: list[tuple[str, Result | str]], args: argparse.Namespace) 
         "drift: median latency of the last tenth measured - of the first (a peer falling "
         "behind the rate drifts up)\n"
     )
-    print("| peer | p50 ms | p90 ms | p99 ms | max ms | drift ms | measured | source msg/s |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| peer | p50 ms | p90 ms | p99 ms | max ms | drift ms | appended p50 ms"
+        " | appended p99 ms | measured | source msg/s |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for peer, row in rows:
         if isinstance(row, str):
-            print(f"| {row_label(peer)} | {row} | | | | | | |")
+            print(f"| {row_label(peer)} | {row} | | | | | | | | |")
             continue
         mark = "" if row.received == row.expected else f" ({row.received:,} of {row.expected:,}!)"
         quantiles = [row.percentile(q) for q in (50, 90, 99, 100)]
-        figures = " | ".join(f"{v:.1f}" for v in [*quantiles, row.drift_ms])
+        appended = [row.percentile(q, row.appended_ms) for q in (50, 99)]
+        figures = " | ".join(f"{v:.1f}" for v in [*quantiles, row.drift_ms, *appended])
         text, measured = row_label(peer), f"{len(row.latencies_ms):,}{mark}"
         print(f"| {text} | {figures} | {measured} | {row.rate:,.0f} |")
 
