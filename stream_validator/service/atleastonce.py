@@ -30,7 +30,7 @@ from dataclasses import replace
 from stream_validator.errors import KafkaClientError
 from stream_validator.kafka.ports import Consumer, Producer
 from stream_validator.records import TopicPartitionKey
-from stream_validator.service.commit import BaseCommitter, Outcome, Status
+from stream_validator.service.commit import BaseCommitter, Outcome, Status, wait_for_commit
 from stream_validator.service.flight import BatchOffsets, Flight
 from stream_validator.service.outputs import OutputStage
 from stream_validator.service.pipeline import BatchPlan
@@ -81,6 +81,12 @@ class AtLeastOnce(BaseCommitter):
     def busy(self) -> bool:
         """Outputs in flight, or delivered offsets not committed yet."""
         return bool(self._flights) or self._positions != self._sent
+
+    @property
+    def due_in_s(self) -> float:
+        """Until the interval's asynchronous commit."""
+        interval = self._interval_s
+        return wait_for_commit(self._last_commit + interval, self._clock(), interval)
 
     def start(self) -> bool:
         """Nothing to prepare."""

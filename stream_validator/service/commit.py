@@ -62,6 +62,16 @@ class Outcome:
     duration_s: float = 0.0  # from submit to the last acknowledgement
 
 
+#: The shortest wait for records while a commit is due: the loop never spins.
+MIN_WAIT_S = 0.001
+
+
+def wait_for_commit(due_at: float, now: float, interval_s: float) -> float:
+    """How long the loop may wait for records before a commit due at ``due_at``: what is
+    left, but never less than MIN_WAIT_S (or the interval, when that is shorter)."""
+    return max(due_at - now, min(interval_s, MIN_WAIT_S))
+
+
 class Committer(Protocol):
     """Delivers batches and commits their offsets (at-least-once or transactional)."""
 
@@ -75,6 +85,11 @@ class Committer(Protocol):
     @property
     def busy(self) -> bool:
         """Outputs are in flight or offsets wait for their commit: poll() again soon."""
+
+    @property
+    def due_in_s(self) -> float:
+        """Seconds until the next commit is due (``wait_for_commit``); while busy, the loop
+        waits no longer than this for records, so a quiet feed never delays a commit."""
 
     def submit(self, plans: Sequence[BatchPlan], offsets: BatchOffsets) -> list[Outcome]:
         """Send the plans' outputs; the outcomes of the batches finished meanwhile."""

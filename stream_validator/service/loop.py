@@ -178,7 +178,7 @@ class StreamService:
                 return ServiceExit.FATAL
             timeout = self.config.batch_timeout_s
             if committer.busy:  # acknowledgements and commits are served between consumes
-                timeout = min(timeout, self.config.batch_commit_interval_s)
+                timeout = min(timeout, committer.due_in_s)
             try:
                 consumed = self._consume(consumer, timeout)
             except KafkaClientError as exc:  # only fatal consumer errors are raised here

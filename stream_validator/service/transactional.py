@@ -32,7 +32,7 @@ from stream_validator.errors import (
 from stream_validator.kafka.ports import Consumer, Producer
 from stream_validator.kafka.transactions import Transactions, committed_positions
 from stream_validator.records import TopicPartitionKey
-from stream_validator.service.commit import BaseCommitter, Outcome, Status
+from stream_validator.service.commit import BaseCommitter, Outcome, Status, wait_for_commit
 from stream_validator.service.flight import BatchOffsets, Flight, merged_after, merged_rewind
 from stream_validator.service.outputs import OutputStage
 from stream_validator.service.pipeline import BatchPlan
@@ -88,6 +88,15 @@ class Transactional(BaseCommitter):
     def busy(self) -> bool:
         """A transaction is open: it commits when the interval is up."""
         return bool(self._flights)
+
+    @property
+    def due_in_s(self) -> float:
+        """Until the open transaction's interval is up (its records become visible to
+        read_committed readers only then: the loop must not sleep past it)."""
+        if not self._flights:
+            return self._interval_s
+        interval = self._interval_s
+        return wait_for_commit(self._opened_at + interval, self._clock(), interval)
 
     def start(self) -> bool:
         """Register the transactional id (fencing an older instance); False if stopped."""

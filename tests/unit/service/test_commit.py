@@ -7,7 +7,7 @@ import pytest
 from stream_validator.errors import KafkaErrorInfo, ServiceExit
 from stream_validator.records import SourceRecord, TopicPartitionKey
 from stream_validator.service import atleastonce
-from stream_validator.service.commit import AckedOffsets
+from stream_validator.service.commit import MIN_WAIT_S, AckedOffsets, wait_for_commit
 
 from .fakeservice import EVERY_POLL, Harness, service_config, tick
 
@@ -72,3 +72,11 @@ def test_an_asynchronous_commit_that_failed_unseen_is_confirmed_synchronously(
     assert h.run() == ServiceExit.OK
     # Committed while the service still ran (before shutdown's own synchronous commit).
     assert ("svc", {("src", 0): 20}) in idle_log[0]
+
+
+def test_the_wait_for_a_commit_is_what_is_left_but_never_zero() -> None:
+    """The loop waits what is left of the interval, at least 1 ms (or the interval itself
+    when shorter): it never spins on a zero timeout."""
+    assert wait_for_commit(10.3, 10.1, 1.0) == pytest.approx(0.2)
+    assert wait_for_commit(10.0, 10.5, 1.0) == MIN_WAIT_S
+    assert wait_for_commit(10.0, 10.5, 1e-9) == 1e-9

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -234,3 +235,40 @@ def test_linger_waits_for_more_after_the_first_record() -> None:
     h.feed([tick.json(i) for i in range(3)])
     assert h.run() == ServiceExit.OK
     assert calls[:2] == [(10, 0.0, 3), (7, 0.005, 0)]
+
+
+def test_an_open_transaction_is_never_slept_past_its_commit_interval() -> None:
+    """While a transaction is open, the wait for records ends when its interval is up, not a
+    whole interval after the last look: a quiet feed must not hold records invisible."""
+    config = replace(service_config(transactional=True, commit_interval_s=0.2), batch_timeout_s=5.0)
+    h = Harness(config)
+    timeouts: list[float] = []
+    make = h.clients.consumer
+
+    def consumer(**kwargs: Any) -> Any:
+        fake = make(**kwargs)
+        consume = fake.consume
+
+        def recorded(max_records: int, timeout_s: float) -> Any:
+            timeouts.append(timeout_s)  # before the call: on_idle runs inside it
+            return consume(max_records, timeout_s)
+
+        fake.consume = recorded  # type: ignore[method-assign]
+        return fake
+
+    h.clients.consumer = consumer  # type: ignore[method-assign]
+    waited: list[float] = []
+
+    def idle() -> None:
+        waited.append(timeouts[-1])
+        if len(waited) == 1:
+            time.sleep(0.15)  # the first wait, as if no record came for 150 ms
+        else:
+            h.service.stop()
+
+    h.on_idle = idle
+    h.feed([tick.json(i) for i in range(3)])
+    assert h.run() == ServiceExit.OK
+    assert 0.15 < waited[0] <= 0.2
+    assert waited[1] <= 0.05  # what was left of the interval (a whole one before)
+    assert len(h.topic("clean")) == 3
