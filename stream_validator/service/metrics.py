@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
-from wsgiref.simple_server import WSGIRequestHandler
+from dataclasses import dataclass
+from typing import Any
 
-import prometheus_client
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from stream_validator.labels import (
@@ -40,8 +39,8 @@ from stream_validator.labels import (
     is_number,
 )
 from stream_validator.service.histogram import BatchHistogram
-from stream_validator.service.httpbound import MAX_CONNECTIONS, BoundedHandler, BoundedWSGIServer
 from stream_validator.service.lagstats import consumer_lags
+from stream_validator.service.metricsserver import MetricsServer, render_metrics, start_http_server
 from stream_validator.verify import SchemaContractValidationReport, ViolationKind
 
 # CollectorRegistry is re-exported so the app can build a registry without importing
@@ -76,48 +75,6 @@ LATENCY_BUCKETS = (
 )  # fmt: skip
 
 
-class MetricsServer(NamedTuple):
-    """The /metrics HTTP server and its thread; unpacks as ``(server, thread)``."""
-
-    server: BoundedWSGIServer
-    thread: threading.Thread
-
-    @property
-    def port(self) -> int:
-        """The bound port (useful after asking for port 0)."""
-        return int(self.server.server_port)
-
-    def close(self) -> None:
-        """Stop serving, release the socket and wait for the thread."""
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=5)
-
-
-def start_http_server(
-    registry: CollectorRegistry,
-    host: str = "127.0.0.1",
-    port: int = 9464,
-    *,
-    max_connections: int = MAX_CONNECTIONS,
-) -> MetricsServer:
-    """Serve ``registry`` at http://host:port/metrics, bounded like the health server."""
-    server = BoundedWSGIServer((host, port), _MetricsHandler, max_connections=max_connections)
-    server.set_app(prometheus_client.make_wsgi_app(registry))
-    thread = threading.Thread(target=server.serve_forever, name="metrics", daemon=True)
-    thread.start()
-    return MetricsServer(server, thread)
-
-
-class _MetricsHandler(BoundedHandler, WSGIRequestHandler):
-    """wsgiref's handler with the per-read timeout (prometheus_client's has none)."""
-
-
-def render_metrics(registry: CollectorRegistry) -> str:
-    """The registry in the Prometheus text exposition format."""
-    return prometheus_client.generate_latest(registry).decode("utf-8")
-
-
 class ServiceMetrics:
     """All metrics of the streaming service, registered on one ``CollectorRegistry``.
 
@@ -134,6 +91,12 @@ class ServiceMetrics:
         self._lock = threading.Lock()
         self._unknown = LabelBudget(max_unknown_field_labels)
         self._declared = LabelBudget(MAX_DECLARED_FIELD_LABELS)
+        # The labelled children observe_batch touches every batch, looked up once: a
+        # ``labels()`` call checks and hashes its labels each time, and a batch made ~20 of
+        # them, as much as planning a small batch. Label mappings never change (a declared
+        # name's label is fixed once given), and none of these series is ever removed.
+        self._route_series: dict[tuple[str, str], _RouteSeries] = {}
+        self._field_series: dict[tuple[str, str], tuple[Any, Any]] = {}
 
         def counter(name: str, doc: str, labels: Sequence[str]) -> Counter:
             return Counter(name, doc, labels, registry=registry)
@@ -267,8 +230,11 @@ class ServiceMetrics:
         its plan's, which adds the null ceiling's under ``quarantine``); by default the
         report's.
         """
-        route = config_label("route", route)
-        contract = config_label("contract", report.contract_name)
+        series = self._route_series.get((route, report.contract_name))
+        if series is None:  # the labels are checked once, before anything is recorded
+            config_label("route", route)
+            config_label("contract", report.contract_name)
+        contract = report.contract_name
         _check_report(report)
         valid = report.valid_count if clean is None else clean
         quarantined = report.quarantined_count if dlq is None else dlq
@@ -281,20 +247,16 @@ class ServiceMetrics:
         if not is_number(now):
             raise ValueError(f"now must be a finite timestamp, got {now!r}")
         with self._lock:
-            self._consumed.labels(route, contract).inc(report.total_records)
-            self._valid.labels(route, contract).inc(valid)
-            self._quarantined.labels(route, contract).inc(quarantined)
-            self._batches.labels(route, contract).inc()
-            self._batch_size.labels(route).observe(report.total_records)
-            self._batch_duration.labels(route).observe(duration_seconds)
-            # Created at 0 so increase() catches the first failure on this route.
-            for output in sorted(OUTPUTS):
-                self._delivery_failures.labels(route, output)
-            self._truncated.labels(route)
-
-            drift = self._drift.labels(contract)
+            if series is None:
+                series = self._new_route_series(route, contract)
+            series.consumed.inc(report.total_records)
+            series.valid.inc(valid)
+            series.quarantined.inc(quarantined)
+            series.batches.inc()
+            series.batch_size.observe(report.total_records)
+            series.batch_duration.observe(duration_seconds)
             if report.observed_unknown_fields:
-                drift.inc()
+                series.drift.inc()
             # Sorted, so which names win the label budget does not depend on hash order.
             names = sorted(report.observed_unknown_fields)
             seen = {self._unknown_label(contract, name, now) for name in names}
@@ -312,12 +274,36 @@ class ServiceMetrics:
                 self._violations.labels(contract, label, str(kind)).inc(n)
 
             for name, rate in report.null_rates.items():
-                label, _ = self._declared.label(contract, name)
-                self._null_rate.labels(contract, label).set(rate)
-                self._breaches.labels(contract, label)
+                self._null_series(contract, name)[0].set(rate)
             for name in report.null_breach_fields:
-                label, _ = self._declared.label(contract, name)
-                self._breaches.labels(contract, label).inc()
+                self._null_series(contract, name)[1].inc()
+
+    def _new_route_series(self, route: str, contract: str) -> _RouteSeries:
+        """Create a route's series (failure counters at 0, so increase() catches the
+        first one) and keep their children (labels checked; under the lock)."""
+        for output in sorted(OUTPUTS):
+            self._delivery_failures.labels(route, output)
+        self._truncated.labels(route)
+        series = _RouteSeries(
+            consumed=self._consumed.labels(route, contract),
+            valid=self._valid.labels(route, contract),
+            quarantined=self._quarantined.labels(route, contract),
+            batches=self._batches.labels(route, contract),
+            batch_size=self._batch_size.labels(route),
+            batch_duration=self._batch_duration.labels(route),
+            drift=self._drift.labels(contract),
+        )
+        self._route_series[(route, contract)] = series
+        return series
+
+    def _null_series(self, contract: str, name: str) -> tuple[Any, Any]:
+        """The null-rate gauge and breach counter of a field (under the lock)."""
+        pair = self._field_series.get((contract, name))
+        if pair is None:
+            label, _ = self._declared.label(contract, name)
+            pair = (self._null_rate.labels(contract, label), self._breaches.labels(contract, label))
+            self._field_series[(contract, name)] = pair
+        return pair
 
     def observe_end_to_end_latency(self, route: str, seconds: Iterable[float]) -> None:
         """Record source-timestamp-to-produce-ack latencies; negatives (clock skew) count as 0."""
@@ -397,3 +383,16 @@ def _check_report(report: SchemaContractValidationReport) -> None:
     rates = list(report.null_rates.values())
     if not all(is_number(r) for r in rates):
         raise ValueError(f"null rates must be finite numbers, got {rates!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class _RouteSeries:
+    """The children of one (route, contract) that every batch updates."""
+
+    consumed: Any
+    valid: Any
+    quarantined: Any
+    batches: Any
+    batch_size: Any
+    batch_duration: Any
+    drift: Any
