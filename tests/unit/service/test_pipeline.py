@@ -175,3 +175,16 @@ def test_clean_outputs_equal_keyword_construction() -> None:
     assert got == expected
     assert all(type(out) is OutputRecord for out in got)
     assert got[0].source is records[0]
+
+
+def test_batch_event_counts_the_plans_outputs(make_tick: TickFactory) -> None:
+    """The event's clean_out and dlq_out are the plan's outputs by kind; an all-clean plan
+    has no DLQ outputs and no truncated envelopes."""
+    mixed = processor().plan(
+        source([make_tick.json(0), b"junk", make_tick.json(2), None]), validated_at="t"
+    )
+    event = mixed.event()
+    assert (event["clean_out"], event["dlq_out"], mixed.clean_count) == (2, 2, 2)
+    assert event["truncated_envelopes"] == 0
+    clean = processor().plan(source([make_tick.json(i) for i in range(3)]), validated_at="t")
+    assert (clean.event()["clean_out"], clean.event()["dlq_out"]) == (3, 0)
