@@ -155,6 +155,31 @@ def test_observe_batch_counts_records(metrics: ServiceMetrics, registry: Collect
     assert value(registry, "stream_validator_batches_total", **labels) == 2
 
 
+def test_series_stay_apart_per_route_and_contract(
+    metrics: ServiceMetrics, registry: CollectorRegistry
+) -> None:
+    """Batches of several routes and contracts, interleaved, each land on their own series
+    (the children kept per route and per field must not be mixed up)."""
+    for _ in range(2):
+        metrics.observe_batch("a", report("tick", total=3, valid=3), duration_seconds=0, now=NOW)
+        metrics.observe_batch("b", report("tick", total=5, valid=5), duration_seconds=0, now=NOW)
+        metrics.observe_batch(
+            "a",
+            report("bar", total=7, valid=7, null_rates={"bid": 2.0}, breaches={"bid": 2.0}),
+            duration_seconds=0,
+            now=NOW,
+        )
+    consumed = "stream_validator_records_consumed_total"
+    assert value(registry, consumed, route="a", contract="tick") == 6
+    assert value(registry, consumed, route="b", contract="tick") == 10
+    assert value(registry, consumed, route="a", contract="bar") == 14
+    rate = "stream_validator_batch_null_rate_percent"
+    assert value(registry, rate, contract="bar", field="bid") == 2.0
+    assert value(registry, rate, contract="tick", field="bid") is None
+    breaches = "stream_validator_null_ceiling_breaches_total"
+    assert value(registry, breaches, contract="bar", field="bid") == 2
+
+
 def test_observe_batch_counts_delivered_outputs_when_given(
     metrics: ServiceMetrics, registry: CollectorRegistry
 ) -> None:
