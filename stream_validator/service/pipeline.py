@@ -160,7 +160,7 @@ class RouteProcessor:
         # The skew windows are measured from the time this batch is validated: the same
         # clock reading the DLQ envelope's validated_at records.
         now = datetime.fromisoformat(validated_at) if self._skew_windows else None
-        report = self.verifier.validate_payloads([r.value for r in records], now=now)
+        report = self.verifier.validate_payloads(list(map(_value, records)), now=now)
         dlq_violations: dict[int, list[Violation]] = {
             q.index: q.violations for q in report.quarantined_records
         }
