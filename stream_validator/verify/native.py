@@ -31,9 +31,12 @@ Where msgspec and the rules could differ, the fast path is kept stricter:
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from itertools import accumulate
 from operator import attrgetter
+from types import SimpleNamespace
 from typing import Annotated, Any, Final
 
 import msgspec
@@ -58,6 +61,7 @@ class NativeCheck:
     """Screens chunks of payloads; what it declines goes to the full rules."""
 
     __slots__ = (
+        "_blank",
         "_checks",
         "_datetimes",
         "_decode",
@@ -87,6 +91,8 @@ class NativeCheck:
         names = [f"f{i}" for i in range(len(contract.fields))]
         slots = [n for n, s in zip(names, contract.fields, strict=True) if s.is_nullable]
         self._nullables: tuple[Callable[[Any], Any], ...] = tuple(map(attrgetter, slots))
+        # Stands in for a payload that did not decode: no field of it is null.
+        self._blank = SimpleNamespace(**dict.fromkeys(names, 0))
         aware = Annotated[datetime, msgspec.Meta(tz=True)]
         self._datetimes = tuple(
             DatetimeField(attrgetter(n), typed_decoder(list[aware | None]), is_aware_iso)
@@ -128,22 +134,39 @@ class NativeCheck:
                 break
             except NativeDecodeError:
                 declined.append(len(structs))
-                structs.append(None)
+                structs.append(self._blank)
         if len(structs) != n:  # defence in depth: positions would be off
             return list(range(n))
         if len(declined) == n:
             return declined
-        bad = self._bad(rows, joined, structs, declined, bounds)
-        probe = self._null_probe
-        if self._nullables and (probe is None or joined.find(probe) >= 0):
-            if declined or bad:
-                skip = set(bad).union(declined)
-                structs = [s for i, s in enumerate(structs) if i not in skip]
+        bad = set(self._bad(rows, joined, structs, declined, bounds))
+        if self._nullables and self._may_hold_nulls(rows, joined, declined):
             for slot, getter in enumerate(self._nullables):
-                nulls[slot] += list(map(getter, structs)).count(None)
+                nulls[slot] += list(map(getter, structs)).count(None)  # never the blank
+            for i in bad:
+                for slot, getter in enumerate(self._nullables):
+                    nulls[slot] -= getter(structs[i]) is None
         if bad:
-            return sorted(set(bad).union(declined))
+            return sorted(bad.union(declined))
         return declined
+
+    def _may_hold_nulls(self, rows: list[bytes], joined: bytes, declined: list[int]) -> bool:
+        """False when no accepted row of ``joined`` holds the null probe (then none holds a
+        null); ``rows[declined]`` did not decode."""
+        probe = self._null_probe
+        if probe is None:
+            return True
+        at = joined.find(probe)
+        if at < 0 or not declined:
+            return at >= 0
+        ends = list(accumulate(map(len, rows)))  # rows[k] ends at ends[k]
+        skip = set(declined)
+        while at >= 0:
+            k = bisect_right(ends, at)
+            if k not in skip:
+                return True
+            at = joined.find(probe, ends[k])
+        return False
 
     def _bad(
         self,
@@ -162,19 +185,21 @@ class NativeCheck:
             bad.extend(
                 i
                 for i, row in enumerate(rows)
-                if structs[i] is not None and row.count(b",") != expected and duplicate_keys(row)
+                if structs[i] is not self._blank
+                and row.count(b",") != expected
+                and duplicate_keys(row)
             )
         if self._datetimes and not self._datetimes_sure(joined, rows, declined, accepted):
             # The native parser may have taken a lowercase 'z': parse the strings again.
             bad.extend(
                 i
                 for i, row in enumerate(rows)
-                if structs[i] is not None
+                if structs[i] is not self._blank
                 and not self._datetimes_sure(row, [], [], 1)
                 and bad_datetimes(self._datetimes, [self._decode_text(row)])
             )
         if bounds:
-            live = [i for i, s in enumerate(structs) if s is not None]
+            live = [i for i, s in enumerate(structs) if s is not self._blank]
             near = self._checks.screen([structs[i] for i in live], self._getters, bounds)
             bad.extend(live[j] for j in near)
         return bad
