@@ -21,8 +21,8 @@ CONTRACT = SchemaContract(
     rules=[RuleSpec.of("crossed", "bid <= ask")],
 )
 GOOD = b'{"sym":"A","ts":"2026-11-30T14:00:00+00:00","bid":1.5,"ask":2.5,"sz":3}'
-# A null in a field the rule reads would decline the record (the rules decide it).
-NULLS = b'{"sym":"A","ts":"2026-11-30T14:00:00Z","bid":1.5,"ask":2.5,"sz":null}'
+# A null in a field the rule reads: the rule holds (an empty side of the book).
+NULLS = b'{"sym":"A","ts":"2026-11-30T14:00:00Z","bid":null,"ask":2.5,"sz":null}'
 # Each fails the native decode: a type, a bound, a rule, syntax, not an object.
 FAILING = [
     GOOD.replace(b'"sz":3', b'"sz":-3'),
@@ -59,7 +59,7 @@ def test_a_failure_declines_only_itself(bad: bytes, where: list[int]) -> None:
     declined, nulls = screen(batch)  # type: ignore[arg-type]
     assert declined == where
     kept = [p for i, p in enumerate(batch) if i not in where]
-    assert nulls == [0, 0, kept.count(NULLS)]
+    assert nulls == [kept.count(NULLS), 0, kept.count(NULLS)]
 
 
 def test_failures_of_every_kind_in_one_chunk() -> None:
@@ -67,7 +67,7 @@ def test_failures_of_every_kind_in_one_chunk() -> None:
     batch = [x for bad in FAILING + DUBIOUS for x in (GOOD, bad)] + [NULLS]
     declined, nulls = screen(batch)  # type: ignore[arg-type]
     assert declined == list(range(1, 2 * len(FAILING + DUBIOUS), 2))
-    assert nulls == [0, 0, 1]
+    assert nulls == [1, 0, 1]
 
 
 def test_payloads_not_to_decode_are_declined_alone() -> None:
@@ -75,7 +75,7 @@ def test_payloads_not_to_decode_are_declined_alone() -> None:
     neighbours (the full rules report them)."""
     big = GOOD.replace(b'"A"', b'"' + b"A" * 200 + b'"')
     batch = [GOOD, None, NULLS, GOOD.decode(), bytearray(GOOD), big, GOOD]
-    assert screen(batch) == ([1, 3, 4, 5], [0, 0, 1])
+    assert screen(batch) == ([1, 3, 4, 5], [1, 0, 1])
 
 
 def test_an_empty_chunk() -> None:
