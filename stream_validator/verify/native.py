@@ -1,33 +1,14 @@
 """The native fast path: decides *valid* for the common payload without building dicts.
 
 At start-up msgspec ``Struct`` types are generated from the contract (``structgen``: types,
-bounds via ``Meta``, every field required, unknown fields forbidden, ``gc=False``). A chunk
-of payloads is framed as ``[[p0]\\n,[p1]\\n,...]`` and decoded in one native call into
-``list[tuple[Struct]]``. Whatever the fast path does not accept goes to the full rules,
-whose verdict is final, so the fast path may only ever be *stricter* than the rules.
-
-Why a decoded element is exactly its own payload: the separator ``]\\n,[`` holds a raw
-newline, which no JSON string may contain, so no string spans a payload boundary. Each
-Struct is a flat object (scalar values only; anything else fails to decode), so the only
-brackets outside strings are those of the framing: n payloads give n + 1 of each, and a
-successful decode into n one-element arrays consumes exactly those. Hence the k-th inner
-array is the k-th framing pair, and the k-th payload is one object with whitespace around
-it, i.e. a JSON text of its own. A payload such as ``{"a":1}],[{"b":2}`` changes the count
-of arrays and fails the decode (or the length check).
-
-A failed decode does not cost a second pass over the payloads before the failure (see
-``window``): the error names an element (or a byte), the payload there goes to the rules,
-and the decode resumes in place after it. The runs decoded so far are settled once, at
-the end of the chunk, by one comma count over all of them. It proves two things at once.
-First, no key was repeated (below). Second, the elements msgspec completed before each
-failure were exactly the payloads before it: strings cannot cross the raw newline, and a
-Struct is flat, so a payload out of step with the framing holds ``m >= 2`` whole objects
-and the ``m - 1`` commas between them, ``(m - 1) * N`` commas beyond the ``N - 1`` of one
-record (N: declared fields). Each extra element shifts the payloads taken as complete
-by one, and a payload wrongly taken lacks at most ``N - 1`` commas, so the count over the
-runs exceeds ``N - 1`` per payload (plus the separators) whenever any run was out of step.
-When the count is off, each run is settled on its own, and a run whose payloads hold a
-``]`` byte is decoded again as a run of its own to prove it.
+bounds via ``Meta``, every field required, unknown fields forbidden, ``gc=False``, the
+record rules as ``__post_init__``). Each payload of a chunk is decoded on its own, in one
+native loop: ``list.extend(map(decode, rows))``. When a decode raises, the Structs before
+it are already in the list, so its length names the failing payload, which goes to the
+full rules; the same ``map`` iterator then goes on with the next payload. So a payload is
+decoded once, whatever fails around it, and no framing has to prove where a payload ends.
+Whatever the fast path does not accept goes to the full rules, whose verdict is final, so
+the fast path may only ever be *stricter* than the rules.
 
 Where msgspec and the rules could differ, the fast path is kept stricter:
 
@@ -35,27 +16,33 @@ Where msgspec and the rules could differ, the fast path is kept stricter:
   rules report as ``undecodable``); the int branch of a float field uses the integer
   ceiling/floor of the bounds, so an int is compared exactly, as the rules do.
 * datetime fields are parsed by msgspec's datetime decoder, which accepts a subset of
-  ``datetime.fromisoformat`` except for a lowercase ``z`` offset. A run of payloads is
-  sure of holding no such ``z`` when it has no backslash (no escapes) and its ``z`` bytes
-  are exactly those of the declared keys; any other run is checked again with the
-  datetime fields as strings, each parsed by ``fromisoformat`` when it holds a ``z``.
-* duplicate keys: n payloads of N members have at least n * N - 1 commas in the framed
-  run (see ``dupkeys``); when the count is exactly that, no key was repeated.
+  ``datetime.fromisoformat`` except for a lowercase ``z`` offset. A chunk is sure of
+  holding no such ``z`` when it has no backslash (no escapes) and the ``z`` bytes of its
+  accepted payloads are exactly those of the declared keys (each accepted payload holds
+  every key, literally); otherwise each payload that is not sure on its own is checked
+  again with the datetime fields as strings, parsed by ``fromisoformat``.
+* duplicate keys: an accepted payload holds the N declared keys, so at least N - 1 commas
+  outside strings; when the accepted payloads of a chunk hold exactly N - 1 commas each
+  (one count over the chunk), no key was repeated. Otherwise each payload with more is
+  tokenized (``dupkeys``).
 * NaN, infinities and out-of-range numbers do not decode; bools are never numbers.
+* payloads that are not ``bytes`` or are over ``max_payload_bytes`` are not decoded.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from operator import attrgetter, itemgetter
+from itertools import accumulate
+from operator import attrgetter
+from types import SimpleNamespace
 from typing import Annotated, Any, Final
 
 import msgspec
 
 from stream_validator.codec import NativeDecodeError, typed_decoder
 from stream_validator.contracts.model import SchemaContract
-from stream_validator.verify import window
 from stream_validator.verify.dupkeys import duplicate_keys
 from stream_validator.verify.nativetime import DatetimeField, bad_datetimes, is_aware_iso, is_iso
 from stream_validator.verify.recordchecks import Bounds, RecordChecks
@@ -63,23 +50,22 @@ from stream_validator.verify.structgen import UnsupportedContract, null_probe, r
 
 __all__ = ["CHUNK", "NativeCheck", "UnsupportedContract"]
 
-#: Payloads per screened chunk: large enough that the per-chunk work is amortized, small
-#: enough that the framed copy stays small (a few hundred KB).
+#: Payloads per screened chunk: large enough that the per-chunk work (one join, a few
+#: counts) is amortized, small enough that the joined copy stays small (tens of KB).
 CHUNK: Final = 256
-_first = itemgetter(0)
-#: Payloads a..b-1 decoded in one run from framed[lo:hi], and their Structs when at hand.
-Run = tuple[int, int, int, int, "list[tuple[Any]] | None"]
+#: Stands in for a payload the fast path does not decode: no JSON text is empty.
+_DECLINE: Final = b""
 
 
 class NativeCheck:
     """Screens chunks of payloads; what it declines goes to the full rules."""
 
     __slots__ = (
+        "_blank",
         "_checks",
         "_datetimes",
-        "_decode_one",
-        "_decode_rows",
-        "_decode_text_rows",
+        "_decode",
+        "_decode_text",
         "_fields",
         "_getters",
         "_null_probe",
@@ -94,13 +80,8 @@ class NativeCheck:
         has_datetimes = any(s.expected_type is datetime for s in contract.fields)
         native = record_struct(contract, native_datetimes=True) if has_datetimes else text
         try:
-            self._decode_rows: Callable[[Any], list[tuple[Any]]] = typed_decoder(
-                list[tuple[native]]  # type: ignore[valid-type]
-            )
-            self._decode_text_rows: Callable[[Any], list[tuple[Any]]] = typed_decoder(
-                list[tuple[text]]  # type: ignore[valid-type]
-            )
-            self._decode_one: Callable[[bytes], Any] = typed_decoder(text)
+            self._decode: Callable[[bytes], Any] = typed_decoder(native)
+            self._decode_text: Callable[[bytes], Any] = typed_decoder(text)
         except (TypeError, ValueError) as exc:  # msgspec refused a constraint
             raise UnsupportedContract(str(exc)) from exc
         self._fields = len(contract.fields)
@@ -110,6 +91,8 @@ class NativeCheck:
         names = [f"f{i}" for i in range(len(contract.fields))]
         slots = [n for n, s in zip(names, contract.fields, strict=True) if s.is_nullable]
         self._nullables: tuple[Callable[[Any], Any], ...] = tuple(map(attrgetter, slots))
+        # Stands in for a payload that did not decode: no field of it is null.
+        self._blank = SimpleNamespace(**dict.fromkeys(names, 0))
         aware = Annotated[datetime, msgspec.Meta(tz=True)]
         self._datetimes = tuple(
             DatetimeField(attrgetter(n), typed_decoder(list[aware | None]), is_aware_iso)
@@ -133,238 +116,107 @@ class NativeCheck:
         rows a window might concern are declined too, like rows whose record rules do not
         surely hold (the full rules decide them).
         """
-        post = bounds or None  # the rules are checked in the decode (structrules)
-        declined: list[int] = []
         n = len(part)
-        if n == 0:
-            return declined
-        if list(map(type, part)).count(bytes) != n:
-            self._each(part, 0, n, nulls, declined, post)  # tombstones, non-bytes
-            return declined
         rows: list[bytes] = list(part)  # type: ignore[arg-type]
-        framed = window.frame(rows)
-        # The payloads together are no larger than the limit, or one by one they may be.
-        if len(framed) > self.max_payload_bytes and max(map(len, rows)) > self.max_payload_bytes:
-            self._each(rows, 0, n, nulls, declined, post)  # oversized
+        if list(map(type, rows)).count(bytes) != n:  # tombstones, other types
+            rows = [p if type(p) is bytes else _DECLINE for p in rows]
+        joined = b"".join(rows)
+        limit = self.max_payload_bytes
+        if len(joined) > limit and max(map(len, rows)) > limit:
+            rows = [p if len(p) <= limit else _DECLINE for p in rows]
+            joined = b"".join(rows)
+        structs: list[Any] = []
+        declined: list[int] = []
+        more = map(self._decode, rows)
+        while True:
+            try:
+                structs.extend(more)  # keeps the Structs decoded before a failure
+                break
+            except NativeDecodeError:
+                declined.append(len(structs))
+                structs.append(self._blank)
+        if len(structs) != n:  # defence in depth: positions would be off
+            return list(range(n))
+        if len(declined) == n:
             return declined
-        try:
-            decoded = self._decode_rows(framed)
-        except NativeDecodeError as exc:
-            self._resume(framed, rows, str(exc), nulls, declined, post)
-            return declined
-        if len(decoded) != n:
-            self._each(rows, 0, n, nulls, declined, post)
-        else:
-            end = len(framed) - len(window.CLOSE)
-            self._settle(framed, rows, 0, n, window.FIRST, end, decoded, nulls, declined, post)
+        bad = set(self._bad(rows, joined, structs, declined, bounds))
+        if self._nullables and self._may_hold_nulls(rows, joined, declined):
+            for slot, getter in enumerate(self._nullables):
+                nulls[slot] += list(map(getter, structs)).count(None)  # never the blank
+            for i in bad:
+                for slot, getter in enumerate(self._nullables):
+                    nulls[slot] -= getter(structs[i]) is None
+        if bad:
+            return sorted(bad.union(declined))
         return declined
 
-    def _resume(
-        self,
-        framed: bytearray,
-        rows: list[bytes],
-        message: str,
-        nulls: list[int],
-        declined: list[int],
-        post: tuple[Bounds, ...] | None,
-    ) -> None:
-        """The decode of ``framed`` failed with ``message``: decline the payload it names,
-        decode the rest in place after it, and so on; then settle the decoded runs at once."""
-        n = len(rows)
-        step = window.STEP
-        starts: list[int] | None = None  # every payload's start, for a byte to look up
-        runs: list[Run] = []
-        a, pos = 0, window.FIRST  # the run being decoded: its first payload, where it starts
-        while True:
-            k = window.failed_element(message)
-            if k is not None:
-                f = last = a + k
-                if f >= n:
-                    self._each(rows, a, n, nulls, declined, post)
-                    break
-                f_pos = pos + sum(map(len, rows[a:f])) + step * (f - a)
-            else:
-                if starts is None:
-                    starts = window.starts(rows)
-                found = window.near_byte(message, starts, a)
-                if found is None:
-                    self._each(rows, a, n, nulls, declined, post)
-                    break
-                f, last = found
-                f_pos = starts[f]
-            if f > a:
-                runs.append((a, f, pos, f_pos - step, None))
-            if last > f:  # near a syntax error: one at a time, the last to the rules
-                self._each(rows, f, last, nulls, declined, post)
-            declined.append(last)  # almost surely bad: the rules will say
-            a = last + 1
-            if a == n:
-                break
-            pos = f_pos + sum(map(len, rows[f:a])) + step * (a - f)
-            try:
-                decoded = self._decode_rows(window.resume(framed, pos))
-            except NativeDecodeError as exc:
-                message = str(exc)
-                continue
-            if len(decoded) != n - a:
-                self._each(rows, a, n, nulls, declined, post)
-            else:
-                runs.append((a, n, pos, len(framed) - len(window.CLOSE), decoded))
-            break
-        if runs:
-            self._settle_runs(framed, rows, runs, nulls, declined, post)
-        declined.sort()
-
-    def _settle_runs(
-        self,
-        framed: bytearray,
-        rows: list[bytes],
-        runs: list[Run],
-        nulls: list[int],
-        declined: list[int],
-        post: tuple[Bounds, ...] | None,
-    ) -> None:
-        """Settle the runs ``_resume`` decoded: one test over all of them when it proves
-        that no key was repeated and no datetime holds a 'z' (see the module docstring for
-        why it also proves each run's elements are its payloads); else run by run."""
-        spans = [(lo, hi) for _, _, lo, hi, _ in runs]
-        covered = sum(b - a for a, b, _, _, _ in runs)
-        count = framed.count
-        sure = post is None and sum(count(b",", lo, hi) for lo, hi in spans) == (
-            covered * self._fields - len(runs)
-        )
-        if sure and self._datetimes:
-            if framed.find(b"\\") >= 0:
-                sure = False
-            elif self._z_keys:
-                sure = sum(count(b"z", lo, hi) for lo, hi in spans) == covered * self._z_keys
-            else:
-                sure = all(framed.find(b"z", lo, hi) < 0 for lo, hi in spans)
-        if not sure:
-            for a, b, lo, hi, decoded in runs:
-                if decoded is None and window.span(rows, a, b)[1]:
-                    self._prove(framed, rows, a, b, lo, hi, nulls, declined, post)
-                else:
-                    self._settle(framed, rows, a, b, lo, hi, decoded, nulls, declined, post)
-            return
-        if not self._nullables:
-            return
+    def _may_hold_nulls(self, rows: list[bytes], joined: bytes, declined: list[int]) -> bool:
+        """False when no accepted row of ``joined`` holds the null probe (then none holds a
+        null); ``rows[declined]`` did not decode."""
         probe = self._null_probe
-        for _, _, lo, hi, decoded in runs:
-            if probe is not None and framed.find(probe, lo, hi) < 0:
-                continue
-            if decoded is None:
-                decoded = self._decode_text_rows(window.run_bytes(framed, lo, hi))
-            structs = list(map(_first, decoded))
-            for slot, getter in enumerate(self._nullables):
-                nulls[slot] += list(map(getter, structs)).count(None)
+        if probe is None:
+            return True
+        at = joined.find(probe)
+        if at < 0 or not declined:
+            return at >= 0
+        ends = list(accumulate(map(len, rows)))  # rows[k] ends at ends[k]
+        skip = set(declined)
+        while at >= 0:
+            k = bisect_right(ends, at)
+            if k not in skip:
+                return True
+            at = joined.find(probe, ends[k])
+        return False
 
-    def _prove(
+    def _bad(
         self,
-        framed: bytearray,
         rows: list[bytes],
-        a: int,
-        b: int,
-        lo: int,
-        hi: int,
-        nulls: list[int],
+        joined: bytes,
+        structs: list[Any],
         declined: list[int],
-        post: tuple[Bounds, ...] | None,
-    ) -> None:
-        """Decode rows[a:b] (framed[lo:hi]) again, as a run of their own."""
-        try:
-            decoded = self._decode_rows(window.run_bytes(framed, lo, hi))
-        except NativeDecodeError:
-            decoded = []
-        if len(decoded) != b - a:
-            self._each(rows, a, b, nulls, declined, post)
-        else:
-            self._settle(framed, rows, a, b, lo, hi, decoded, nulls, declined, post)
-
-    def _settle(
-        self,
-        framed: bytearray,
-        rows: list[bytes],
-        a: int,
-        b: int,
-        lo: int,
-        hi: int,
-        decoded: list[tuple[Any]] | None,
-        nulls: list[int],
-        declined: list[int],
-        post: tuple[Bounds, ...] | None,
-    ) -> None:
-        """Rows a..b-1 decoded (their Structs in ``decoded`` when at hand) from framed[lo:hi]:
-        decline the duplicate keys and dubious datetimes among them, count the rest's nulls."""
-        bad: set[int] = set()
-        if framed.count(b",", lo, hi) != (b - a) * self._fields - 1:
-            expected = self._fields - 1
-            bad.update(
+        bounds: tuple[Bounds, ...],
+    ) -> list[int]:
+        """Decoded rows the full rules must judge all the same: duplicate keys, a datetime
+        that may hold a lowercase 'z', a timestamp near or beyond its skew window."""
+        accepted = len(rows) - len(declined)
+        bad: list[int] = []
+        expected = self._fields - 1
+        if _count(joined, rows, declined, b",") != accepted * expected:
+            bad.extend(
                 i
-                for i in range(a, b)
-                if rows[i].count(b",") != expected and duplicate_keys(rows[i])
+                for i, row in enumerate(rows)
+                if structs[i] is not self._blank
+                and row.count(b",") != expected
+                and duplicate_keys(row)
             )
-        structs = None if decoded is None else list(map(_first, decoded))
-        if self._datetimes and not self._datetimes_sure(framed, lo, hi, b - a):
+        if self._datetimes and not self._datetimes_sure(joined, rows, declined, accepted):
             # The native parser may have taken a lowercase 'z': parse the strings again.
-            structs = list(map(_first, self._decode_text_rows(window.run_bytes(framed, lo, hi))))
-            bad.update(a + i for i in bad_datetimes(self._datetimes, structs))
-        if post is not None:
-            if structs is None:
-                structs = list(
-                    map(_first, self._decode_text_rows(window.run_bytes(framed, lo, hi)))
-                )
-            bad.update(a + i for i in self._checks.screen(structs, self._getters, post))
-        probe = self._null_probe
-        if self._nullables and (probe is None or framed.find(probe, lo, hi) >= 0):
-            if structs is None:
-                structs = list(
-                    map(_first, self._decode_text_rows(window.run_bytes(framed, lo, hi)))
-                )
-            if bad:
-                structs = [s for i, s in enumerate(structs, a) if i not in bad]
-            for slot, getter in enumerate(self._nullables):
-                nulls[slot] += list(map(getter, structs)).count(None)
-        if bad:
-            declined.extend(sorted(bad))
+            bad.extend(
+                i
+                for i, row in enumerate(rows)
+                if structs[i] is not self._blank
+                and not self._datetimes_sure(row, [], [], 1)
+                and bad_datetimes(self._datetimes, [self._decode_text(row)])
+            )
+        if bounds:
+            live = [i for i, s in enumerate(structs) if s is not self._blank]
+            near = self._checks.screen([structs[i] for i in live], self._getters, bounds)
+            bad.extend(live[j] for j in near)
+        return bad
 
-    def _datetimes_sure(self, framed: bytearray, lo: int, hi: int, count: int) -> bool:
-        """True when no datetime value in framed[lo:hi] (whole payloads) holds a 'z'."""
-        if framed.find(b"\\", lo, hi) >= 0:
+    def _datetimes_sure(
+        self, joined: bytes, rows: list[bytes], declined: list[int], accepted: int
+    ) -> bool:
+        """True when no datetime value of the ``accepted`` decoded payloads in ``joined``
+        (``rows[declined]`` did not decode) holds a 'z'."""
+        if joined.find(b"\\") >= 0:
             return False  # an escape could spell a 'z' (or a key)
-        if not self._z_keys:
-            return framed.find(b"z", lo, hi) < 0
-        # Every payload there decoded, so it holds each declared key, unescaped.
-        return framed.count(b"z", lo, hi) == count * self._z_keys
+        if not self._z_keys and joined.find(b"z") < 0:
+            return True
+        # Every accepted payload holds each declared key, unescaped.
+        return _count(joined, rows, declined, b"z") == accepted * self._z_keys
 
-    def _each(
-        self,
-        part: Sequence[object],
-        lo: int,
-        hi: int,
-        nulls: list[int],
-        declined: list[int],
-        post: tuple[Bounds, ...] | None,
-    ) -> None:
-        """One payload at a time (no framing): for chunks that cannot be decoded at once."""
-        for i in range(lo, hi):
-            payload = part[i]
-            if type(payload) is not bytes or len(payload) > self.max_payload_bytes:
-                declined.append(i)
-                continue
-            assert isinstance(payload, bytes)
-            try:
-                struct = self._decode_one(payload)
-            except NativeDecodeError:
-                declined.append(i)
-                continue
-            if (
-                (payload.count(b",") != self._fields - 1 and duplicate_keys(payload))
-                or (self._datetimes and bad_datetimes(self._datetimes, [struct]))
-                or (post is not None and self._checks.screen([struct], self._getters, post))
-            ):
-                declined.append(i)
-                continue
-            for slot, getter in enumerate(self._nullables):
-                if getter(struct) is None:
-                    nulls[slot] += 1
+
+def _count(joined: bytes, rows: list[bytes], declined: list[int], byte: bytes) -> int:
+    """``byte`` in the rows of ``joined`` that are not ``declined``."""
+    return joined.count(byte) - sum([rows[i].count(byte) for i in declined])

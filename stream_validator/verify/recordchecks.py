@@ -112,7 +112,7 @@ class RecordChecks:
         bounds: tuple[Bounds, ...],
     ) -> tuple[list[Violation] | None, list[str]]:
         """(violations with the record checks' added, the flag rules the record broke)."""
-        failed = {v.field for v in violations} if violations else None
+        failed = {v.field for v in violations} if violations and bounds else None
         for name, lo, hi in bounds:
             if failed and name in failed:
                 continue
@@ -142,6 +142,8 @@ class RecordChecks:
                 pass  # some rule may not hold: judge each one
             else:
                 return violations, flagged
+        if violations and not bounds:  # the set is only needed here: most bad records
+            failed = {v.field for v in violations}  # return above without it
         for spec, holds in self._rules:
             if failed and not failed.isdisjoint(spec.fields):
                 continue

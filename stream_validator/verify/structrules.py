@@ -8,10 +8,13 @@ second decode of every run a failed decode had cut short.
 
 "Surely holds" is stricter than ``compile_rule``, never looser: the same Python
 arithmetic on the same values (ints stay ints, floats floats, as orjson gives them), but
-any null, any exception (a zero divisor, an overflow) and any false comparison declines
-the record; ``!=`` between computed values is written ``a < b or a > b`` so that a NaN
-computed from huge values declines too. NaN and ±Inf fields never reach here: the Struct
-does not decode them.
+any exception (a zero divisor, an overflow) and any false comparison declines the record;
+``!=`` between computed values is written ``a < b or a > b`` so that a NaN computed from
+huge values declines too. NaN and ±Inf fields never reach here: the Struct does not
+decode them. A null (only a nullable field can hold one in a Struct) makes a link hold,
+as under ``compile_rule``: when the links fail together and a field they read is null,
+each link is judged again, holding when a field it reads is null (a record with an empty
+side of the book stays on the fast path). The mapping shortcut declines any null.
 
 The generated source holds no contract data: fields are read as ``s.f<i>`` (the Struct's
 own attribute names) or ``s[k<i>]`` (a mapping, the key bound as a constant) into locals,
@@ -25,7 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from stream_validator.contracts.expr_eval import links
-from stream_validator.contracts.exprtree import BinOp, Const, Expr, Field, Neg
+from stream_validator.contracts.exprtree import BinOp, Const, Expr, Field, Neg, fields_of
 from stream_validator.contracts.model import SchemaContract
 
 
@@ -49,24 +52,26 @@ def _number(expr: Expr, names: dict[str, str], ns: dict[str, Any]) -> str:
 
 
 def _compile(
-    contract: SchemaContract, load: dict[str, str], plain_ne: bool, label: str
+    contract: SchemaContract, load: dict[str, str], struct: bool, label: str
 ) -> Callable[[Any], None] | None:
     """``def f(s)`` returning None when every rule surely holds and raising RuleDeclined
-    otherwise; ``load[name]`` is the expression reading a field from ``s``."""
+    otherwise; ``load[name]`` is the expression reading a field from ``s``. ``struct``:
+    ``s`` is a decoded Struct (every field present, never NaN; only a nullable one None)."""
     if not contract.rules:
         return None
     names = {spec.name: f"v{i}" for i, spec in enumerate(contract.fields)}
+    nullable = {spec.name for spec in contract.fields if spec.is_nullable}
     ns: dict[str, Any] = {"Declined": RuleDeclined}
     tests: list[str] = []
+    guarded: list[str] = []  # each link, holding when a field it reads is null
     for rule in contract.rules:
         for left, op, right in links(rule.expr):
             a, b = _number(left, names, ns), _number(right, names, ns)
-            plain = (
-                plain_ne and isinstance(left, Field | Const) and isinstance(right, Field | Const)
-            )
-            tests.append(
-                f"({a} < {b} or {a} > {b})" if op == "!=" and not plain else f"{a} {op} {b}"
-            )
+            plain = struct and isinstance(left, Field | Const) and isinstance(right, Field | Const)
+            test = f"({a} < {b} or {a} > {b})" if op == "!=" and not plain else f"{a} {op} {b}"
+            tests.append(test)
+            nulls = sorted(nullable & (fields_of(left) | fields_of(right)))
+            guarded.append(" or ".join([*(f"{names[n]} is None" for n in nulls), f"({test})"]))
     read = sorted({name for rule in contract.rules for name in rule.fields})
     for i, name in enumerate(read):
         ns[f"k{i}"] = name
@@ -81,8 +86,19 @@ def _compile(
         "            return",
         "    except Exception:",  # None in arithmetic, a zero divisor, an overflow, a str
         "        pass",
-        "    raise Declined('a record rule needs the full check')",
     ]
+    nulls_read = [names[name] for name in read if name in nullable]
+    if struct and nulls_read:
+        # A link reading a null holds under the rules (expr_eval): judge each link so.
+        lines += [
+            f"    if {' or '.join(f'{v} is None' for v in nulls_read)}:",
+            "        try:",
+            f"            if {' and '.join(f'({g})' for g in guarded)}:",
+            "                return",
+            "        except Exception:",
+            "            pass",
+        ]
+    lines.append("    raise Declined('a record rule needs the full check')")
     code = compile("\n".join(lines), f"<{label} of contract {contract.name!r}>", "exec")
     exec(code, ns)
     sure: Callable[[Any], None] = ns["sure"]

@@ -65,6 +65,21 @@ def test_post_init_declines_a_broken_rule_and_passes_a_kept_one() -> None:
         post_init(struct_of(3.0, 2.0, None))
 
 
+def test_post_init_lets_a_null_make_its_links_hold() -> None:
+    """A null makes the links reading it hold, as under compile_rule (an empty side of the
+    book stays on the fast path); the links without a null still decide."""
+    rules = [RuleSpec.of("r", "a <= b"), RuleSpec.of("s", "c > 0"), RuleSpec.of("t", "a != c")]
+    post_init = compile_post_init(SchemaContract("c", FIELDS, rules=rules))
+    assert post_init is not None
+    post_init(struct_of(None, 2.0, 1.0))
+    post_init(struct_of(3.0, None, 1.0))
+    post_init(struct_of(None, None, None))
+    with pytest.raises(RuleDeclined):
+        post_init(struct_of(None, 2.0, -1.0))
+    with pytest.raises(RuleDeclined):
+        post_init(struct_of(1.0, None, 1.0))
+
+
 def test_no_rules_no_post_init() -> None:
     """A contract without rules keeps the plain Struct."""
     assert compile_post_init(SchemaContract("c", FIELDS)) is None
