@@ -7,7 +7,7 @@ One broker (the project's local broker, or KAFKA_BOOTSTRAP_SERVERS). RECORDS + T
 into a 4-partition topic, then the service (bench/peers.py, at its defaults; --peer
 service-eos for exactly-once) runs as its own process pinned to one core until it has
 handled RECORDS. The TAIL (default 500,000, ~100 MB) keeps librdkafka's fetch queue (up to
-64 MiB by default, most of the RSS) as full at the end as in the middle: without it the RSS
+64 MiB by default) as full at the end as in the middle: without it the RSS
 falls while the queue drains near the end of the topic, which would hide growth.
 Every INTERVAL seconds this reads the service's VmRSS from /proc/<pid>/status and the
 group's committed offsets. The first WARMUP (a fraction of RECORDS) is the warm-up: the fetch
