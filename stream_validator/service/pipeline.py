@@ -141,7 +141,9 @@ class RouteProcessor:
         self._skew_windows = any(spec.has_skew_window for spec in route.contract.fields)
         spec = route.contract.state
         types = {field.name: field.expected_type for field in route.contract.fields}
-        self.state = RouteState(spec, types) if spec is not None else None
+        self.state = (
+            RouteState(spec, types, self.verifier.field_getter) if spec is not None else None
+        )
 
     def plan(
         self,
@@ -160,7 +162,11 @@ class RouteProcessor:
         # The skew windows are measured from the time this batch is validated: the same
         # clock reading the DLQ envelope's validated_at records.
         now = datetime.fromisoformat(validated_at) if self._skew_windows else None
-        report = self.verifier.validate_payloads(list(map(_value, records)), now=now)
+        # The per-symbol state reads its fields from the verifier's decoded records.
+        decoded: list[Any] | None = [] if self.state is not None else None
+        report = self.verifier.validate_payloads(
+            list(map(_value, records)), now=now, decoded=decoded
+        )
         dlq_violations: dict[int, list[Violation]] = {
             q.index: q.violations for q in report.quarantined_records
         }
@@ -185,7 +191,11 @@ class RouteProcessor:
                 for violation in batch_violations:
                     added[(violation.field, str(violation.kind))] += len(report.valid_indices)
         # Fed after the null ceiling: a record already headed for the DLQ stays as it is.
-        state = self.state.apply(records, report, dlq_violations, added) if self.state else None
+        state = (
+            self.state.apply(records, report, dlq_violations, added, decoded)
+            if self.state
+            else None
+        )
         context = EnvelopeContext(
             route=route.name,
             contract_name=report.contract_name,

@@ -20,10 +20,10 @@ taken for regressions.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Final
+from typing import Any, Final
 
 from stream_validator.contracts.rulespec import RuleAction
 from stream_validator.contracts.statespec import SymbolStateSpec
@@ -68,10 +68,16 @@ class RouteState:
 
     __slots__ = ("_feed", "_fields", "_quarantine", "spec", "tracker")
 
-    def __init__(self, spec: SymbolStateSpec, field_types: Mapping[str, type]) -> None:
+    def __init__(
+        self,
+        spec: SymbolStateSpec,
+        field_types: Mapping[str, type],
+        field_getter: Callable[..., Callable[[Any], Any] | None] | None = None,
+    ) -> None:
+        """``field_getter``: the verifier's (see ``StateFeed``)."""
         self.spec = spec
         self.tracker = SymbolStateTracker(spec)
-        self._feed = StateFeed(self.tracker, field_types)
+        self._feed = StateFeed(self.tracker, field_types, field_getter)
         quarantine: set[SymbolEventKind] = set()
         if spec.sequence_action is RuleAction.QUARANTINE:
             quarantine |= {SymbolEventKind.SEQUENCE_GAP, SymbolEventKind.SEQUENCE_REGRESSION}
@@ -90,15 +96,18 @@ class RouteState:
         report: SchemaContractValidationReport,
         dlq_violations: dict[int, list[Violation]],
         added: Counter[tuple[str | None, str]],
+        decoded: Sequence[Any] | None = None,
     ) -> StateSummary:
         """Feed the batch to the tracker; quarantine per the actions (into ``dlq_violations``
-        and ``added``, records not headed for the DLQ yet only)."""
+        and ``added``, records not headed for the DLQ yet only). ``decoded``: what
+        ``validate_payloads`` decoded of each record (its ``decoded``), or None."""
         tracker = self.tracker
         evictions = tracker.evictions
         tally = EventTally(MAX_EXAMPLES)
         moved = 0
         indices, values, partitions = _fed(records, report)
-        for position, events in self._feed.observe_many(partitions, values):
+        rows = list(map(decoded.__getitem__, indices)) if decoded is not None else None
+        for position, events in self._feed.observe_many(partitions, values, rows):
             index = indices[position]
             tally.add(events)
             if index in dlq_violations or not self._quarantine:

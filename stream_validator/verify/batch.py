@@ -119,8 +119,14 @@ class BatchAccumulator:
         quarantined = self.add_payloads([payload])
         return quarantined[0] if quarantined else None
 
-    def add_payloads(self, payloads: Sequence[Payload]) -> list[QuarantinedRecord]:
-        """Decode and validate raw payloads in order; return the quarantined ones."""
+    def add_payloads(
+        self, payloads: Sequence[Payload], decoded: list[Any] | None = None
+    ) -> list[QuarantinedRecord]:
+        """Decode and validate raw payloads in order; return the quarantined ones.
+
+        ``decoded``: extended with one entry per payload, the fast path's Struct of a
+        payload it accepted (read with the verifier's ``field_getter``), else None.
+        """
         self._payloads_seen = True
         native = self._native
         out: list[QuarantinedRecord] = []
@@ -130,12 +136,15 @@ class BatchAccumulator:
             base = self._total
             self._total += len(part)
             declined: Sequence[int] = range(len(part))
+            mark = len(decoded) if decoded is not None else 0
             if native is not None:
                 nulls = [0] * len(self._null_counts)
                 try:
-                    declined = native.screen(part, nulls, self._bounds)
+                    declined = native.screen(part, nulls, self._bounds, decoded)
                 except Exception as exc:  # defence in depth: the full rules take the chunk
                     self._log_error("fast path", exc)
+                    if decoded is not None:
+                        del decoded[mark:]
                 else:
                     self._null_counts = [
                         a + b for a, b in zip(self._null_counts, nulls, strict=True)
@@ -150,6 +159,8 @@ class BatchAccumulator:
                 done = position + 1
             if done < len(part):
                 self._accept_run(base, part, done, len(part))
+            if decoded is not None and len(decoded) == mark:
+                decoded.extend([None] * len(part))
         return out
 
     def _accept_run(self, base: int, part: Sequence[Payload], lo: int, hi: int) -> None:

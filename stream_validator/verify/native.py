@@ -61,6 +61,7 @@ class NativeCheck:
     """Screens chunks of payloads; what it declines goes to the full rules."""
 
     __slots__ = (
+        "_attrs",
         "_blank",
         "_checks",
         "_datetimes",
@@ -102,20 +103,48 @@ class NativeCheck:
             if s.expected_type is datetime
         )
         self._checks = RecordChecks(contract)
+        self._attrs = dict(zip(contract.field_names, names, strict=True))
         self._getters = {s.name: attrgetter(n) for n, s in zip(names, contract.fields, strict=True)}
         # 'z' bytes every payload holds in its keys (UTF-8 never uses 0x7a inside a
         # multi-byte character).
         self._z_keys = sum(name.encode().count(b"z") for name in contract.field_names)
 
     def screen(
-        self, part: Sequence[object], nulls: list[int], bounds: tuple[Bounds, ...] = ()
+        self,
+        part: Sequence[object],
+        nulls: list[int],
+        bounds: tuple[Bounds, ...] = (),
+        decoded: list[Any] | None = None,
     ) -> list[int]:
         """Positions in ``part`` the fast path declines, ascending; nulls of the rest added.
 
         ``bounds``: the skew windows at the time of validation (``RecordChecks.bounds``);
         rows a window might concern are declined too, like rows whose record rules do not
         surely hold (the full rules decide them).
+        ``decoded``: extended with one entry per payload, its Struct (read its fields with
+        ``getter``) or None where declined.
         """
+        declined = self._screen(part, nulls, bounds, decoded)
+        if decoded is not None:
+            for position in declined:
+                decoded[position - len(part)] = None
+        return declined
+
+    def getter(self, *names: str) -> Callable[[Any], Any] | None:
+        """Reads field ``names[0]`` of a Struct that ``screen`` put in ``decoded`` (of
+        several names: the tuple of their values, as ``attrgetter``); None when one is not
+        a contract field."""
+        if not names or not set(names) <= self._getters.keys():
+            return None
+        return attrgetter(*(self._attrs[name] for name in names))
+
+    def _screen(
+        self,
+        part: Sequence[object],
+        nulls: list[int],
+        bounds: tuple[Bounds, ...],
+        decoded: list[Any] | None,
+    ) -> list[int]:
         n = len(part)
         rows: list[bytes] = list(part)  # type: ignore[arg-type]
         if list(map(type, rows)).count(bytes) != n:  # tombstones, other types
@@ -135,6 +164,8 @@ class NativeCheck:
             except NativeDecodeError:
                 declined.append(len(structs))
                 structs.append(self._blank)
+        if decoded is not None:
+            decoded.extend(structs if len(structs) == n else [None] * n)
         if len(structs) != n:  # defence in depth: positions would be off
             return list(range(n))
         if len(declined) == n:

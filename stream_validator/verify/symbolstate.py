@@ -167,19 +167,42 @@ class SymbolStateTracker:
     ) -> list[tuple[int, tuple[SymbolEvent, ...]]]:
         """``observe(partitions[i], row.key, seq=row.seq, event_time=row.time,
         quote=quote(row))`` for each row in order (no ``quote``: no quotes); the
-        (position, events) of the rows that raised any.
+        (position, events) of the rows that raised any (``observe_columns`` of the rows'
+        columns)."""
+        return self.observe_columns(
+            partitions,
+            [row.key for row in rows],
+            [row.seq for row in rows],
+            [row.time for row in rows],
+            list(map(quote, rows)) if quote is not None else None,
+        )
 
-        Same state and events as one ``observe`` per row: the common case (next seq, later
-        time, a different quote) runs inline, every other case calls the same helpers.
+    def observe_columns(
+        self,
+        partitions: Sequence[Hashable],
+        keys: Sequence[str],
+        seqs: Sequence[int | None],
+        times: Sequence[EventTime | None],
+        quotes: Sequence[tuple[object, ...] | None] | None = None,
+    ) -> list[tuple[int, tuple[SymbolEvent, ...]]]:
+        """``observe(partitions[i], keys[i], seq=seqs[i], event_time=times[i],
+        quote=quotes[i])`` for each record in order (``quotes`` None: no quotes); the
+        (position, events) of the records that raised any.
+
+        Same state and events as one ``observe`` per record: the common case (next seq,
+        later time, a different quote) runs inline, every other case calls the same
+        helpers. Columns, not rows: the caller takes them out in C (``map`` over getters).
         """
         out: list[tuple[int, tuple[SymbolEvent, ...]]] = []
         events: list[SymbolEvent] = []
         states, add, touch = self._states, self._add, self._states.move_to_end
         start = self._clock + 1
-        self._clock += len(rows)
+        self._clock += len(keys)
         exact = self._exact
-        for stamp, (partition, row) in enumerate(zip(partitions, rows, strict=True), start):
-            symbol = row.key
+        held_column = quotes if quotes is not None else [None] * len(keys)
+        for stamp, (partition, symbol, seq, event_time, held) in enumerate(
+            zip(partitions, keys, seqs, times, held_column, strict=True), start
+        ):
             key = (partition, symbol)
             try:
                 state = states[key]
@@ -190,7 +213,6 @@ class SymbolStateTracker:
                 state.seen = stamp
                 if exact:
                     touch(key)
-            seq = row.seq
             if seq is not None:
                 high = state.high
                 if high is not None and seq == high + 1 and not state.holes:
@@ -199,18 +221,14 @@ class SymbolStateTracker:
                         state.streak = 0
                 else:
                     self._sequence(state, symbol, seq, events)
-            event_time = row.time
             if event_time is not None:
                 latest = state.latest
                 if latest is not None and event_time > latest:  # type: ignore[operator]
                     state.latest = event_time
                 elif event_time == event_time:  # NaN: no time
                     self._event_time(state, symbol, event_time, events)
-            if quote is not None:
-                held = quote(row)
-                if held is None:
-                    pass
-                elif held != state.quote:
+            if held is not None:
+                if held != state.quote:
                     state.quote, state.updates, state.since = held, 1, state.latest
                     if state.alerted:
                         state.alerted = False

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from fractions import Fraction
+from typing import Any
 
 from stream_validator.contracts.check import check_contract
 from stream_validator.contracts.model import SchemaContract
@@ -101,6 +102,7 @@ class DataSchemaContractVerifier:
         payloads: Sequence[bytes | bytearray | memoryview | None],
         *,
         now: datetime | None = None,
+        decoded: list[Any] | None = None,
     ) -> SchemaContractValidationReport:
         """Validate raw Kafka values: decode each as JSON, then validate it.
 
@@ -109,15 +111,25 @@ class DataSchemaContractVerifier:
         ``now`` is the time of validation the skew windows (``max_future_s``,
         ``max_age_s``) are measured from (naive: UTC); None skips them. The verifier
         reads no clock: the caller's clock decides.
+        ``decoded``: extended with one entry per payload, the fast path's Struct of a valid
+        payload (read its fields with ``field_getter``) or None (declined by the fast path,
+        whatever the full rules decided), so a caller reading a few fields of the valid
+        records need not decode them again.
         """
         batch = self.start_batch(now=now)
-        batch.add_payloads(payloads)
+        batch.add_payloads(payloads, decoded)
         report = batch.finish()
         if not self._non_finite:
             return report
         # The JSON decoder refuses NaN and ±Inf: over bytes their rates are 0 by construction.
         zeros = dict.fromkeys(self._non_finite, 0)
         return replace(report, nan_counts=zeros, inf_counts=dict(zeros))
+
+    def field_getter(self, *names: str) -> Callable[[Any], Any] | None:
+        """Reads contract field ``names[0]`` of a Struct that ``validate_payloads`` put in
+        ``decoded`` (of several names: the tuple of their values, as ``attrgetter``); None
+        when there is no fast path (``decoded`` holds only None) or a name is not a field."""
+        return self._native.getter(*names) if self._native is not None else None
 
     def start_batch(
         self, *, keep_records: bool = True, now: datetime | None = None
