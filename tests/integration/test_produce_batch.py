@@ -1,0 +1,95 @@
+"""ConfluentProducer.produce_batch on the real broker: where the client stops taking records
+(a full local queue, a record too large) is reported exactly, and what it took lands with
+its key, headers and timestamp."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from confluent_kafka import Producer
+from kafka_helpers import create_topic, read_topic
+
+from stream_validator.kafka.confluent import ConfluentProducer
+from stream_validator.kafka.io import send_all
+from stream_validator.kafka.ports import MSG_SIZE_TOO_LARGE, DeliveryFailure
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+
+
+@dataclass(frozen=True)
+class Out:
+    """A Producible that is not a tuple."""
+
+    topic: str
+    key: bytes | None
+    value: bytes | None
+    headers: list[tuple[str, bytes | None]]
+    timestamp_ms: int | None
+
+
+def outputs(topic: str, count: int) -> list[Out]:
+    """Records with and without headers, key and timestamp."""
+    return [
+        Out(
+            topic,
+            f"k{i}".encode() if i % 3 else None,
+            f"v{i}".encode(),
+            [("n", str(i).encode()), ("empty", None)] if i % 2 else [],
+            1_764_600_000_000 + i if i % 4 else None,
+        )
+        for i in range(count)
+    ]
+
+
+def test_a_full_local_queue_stops_the_batch_at_the_first_record_not_taken(
+    kafka_bootstrap: str,
+) -> None:
+    topic = create_topic(kafka_bootstrap, prefix="produce-batch")
+    client = Producer(
+        {
+            "bootstrap.servers": kafka_bootstrap,
+            "queue.buffering.max.messages": 7,
+            "linger.ms": 200,  # nothing leaves the queue before the batch call returns
+        }
+    )
+    producer = ConfluentProducer(client)
+    records = outputs(topic, 40)
+    acks: list[DeliveryFailure | None] = []
+    assert producer.produce_batch(records, 0, acks.append) == 7
+    assert producer.produce_batch(records, 7, acks.append) == 7  # still full
+    assert producer.flush(30.0) == 0
+    assert producer.produce_batch(records, 7, acks.append) == 14
+    refused, replaced = send_all(producer, records[14:], acks.append)
+    assert (refused, replaced) == ([], [])
+    assert producer.flush(30.0) == 0
+    assert acks == [None] * 40
+    landed = read_topic(kafka_bootstrap, topic)
+    assert [m.value for m in landed] == [r.value for r in records]
+    assert [m.key for m in landed] == [r.key for r in records]
+    assert [list(m.headers) for m in landed] == [r.headers for r in records]
+    for message, record in zip(landed, records, strict=True):
+        if record.timestamp_ms is not None:
+            assert message.timestamp == record.timestamp_ms
+        else:
+            assert message.timestamp > 1_764_600_000_000  # stamped by the client: now
+
+
+def test_a_record_too_large_is_where_the_batch_stops_and_is_refused_alone(
+    kafka_bootstrap: str,
+) -> None:
+    topic = create_topic(kafka_bootstrap, prefix="produce-batch-large")
+    producer = ConfluentProducer(
+        Producer({"bootstrap.servers": kafka_bootstrap, "message.max.bytes": 2000})
+    )
+    records = outputs(topic, 12)
+    records[5] = Out(topic, b"big", b"x" * 5000, [], None)
+    acks: list[DeliveryFailure | None] = []
+    assert producer.produce_batch(records, 0, acks.append) == 5
+    refused, replaced = send_all(producer, records, acks.append)
+    assert replaced == []
+    assert [(index, info.code) for index, info in refused] == [(5, MSG_SIZE_TOO_LARGE)]
+    assert producer.flush(30.0) == 0
+    assert acks == [None] * (5 + 11)  # the first five twice, every other record once
+    landed = [m.value for m in read_topic(kafka_bootstrap, topic)]
+    assert landed == [r.value for r in records[:5]] * 2 + [r.value for r in records[6:]]
