@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from itertools import repeat
-from operator import attrgetter
 from typing import Any
 
 from confluent_kafka import (
@@ -240,37 +238,29 @@ class ConfluentProducer:
                 )
             )
 
-        rest = records[start:] if start else records
-        stamps = list(map(_TIMESTAMP_MS, rest))
-        if None in stamps:  # timestamp 0: librdkafka stamps the record (as produce() without)
-            stamps = [ms or 0 for ms in stamps]
-        headers = list(map(_HEADERS, rest))
-        if not all(headers):  # no headers: None, not an empty list (no header block built)
-            headers = [h or None for h in headers]
-        done: list[None] = []
+        produce = self._producer.produce
+        index = start
         try:
-            # Column by column, so produce() runs from C with no Python frame per record;
-            # extend() keeps what was enqueued before a refusal, so len(done) names it.
-            # Positional arguments: confluent-kafka parses keyword arguments per call,
-            # about 0.7 µs per record more (order: topic, value, key, partition,
-            # on_delivery, its alias, timestamp, headers; a change would show in
-            # tests/integration/test_service.py, which checks that key, headers and
-            # timestamp reach the clean topic). Partition -1: the partitioner picks.
-            done.extend(
-                map(
-                    self._producer.produce,
-                    map(_TOPIC, rest),
-                    map(_VALUE, rest),
-                    map(_KEY, rest),
-                    repeat(-1),
-                    repeat(delivered),
-                    repeat(None),
-                    stamps,
-                    headers,
+            for index in range(start, len(records)):
+                record = records[index]
+                # Positional arguments: confluent-kafka parses keyword arguments per call,
+                # about 0.7 µs per record more (order: topic, value, key, partition,
+                # on_delivery, its alias, timestamp, headers; a change would show in
+                # tests/integration/test_service.py, which checks that key, headers and
+                # timestamp reach the clean topic). Partition -1: the partitioner
+                # picks; timestamp 0: librdkafka stamps the record (as produce() without one).
+                produce(
+                    record.topic,
+                    record.value,
+                    record.key,
+                    -1,
+                    delivered,
+                    None,
+                    record.timestamp_ms or 0,
+                    record.headers or None,  # type: ignore[arg-type]
                 )
-            )
         except (BufferError, KafkaException):
-            return start + len(done)  # produce() that record to learn why (and wait for room)
+            return index  # produce() that record to learn why (and wait for room)
         return len(records)
 
     def poll(self, timeout_s: float) -> int:
@@ -380,7 +370,3 @@ class ConfluentAdmin:
             return {
                 (tp.topic, tp.partition): f.result(timeout_s).offset for tp, f in futures.items()
             }
-
-
-_TOPIC, _VALUE, _KEY = attrgetter("topic"), attrgetter("value"), attrgetter("key")
-_TIMESTAMP_MS, _HEADERS = attrgetter("timestamp_ms"), attrgetter("headers")
