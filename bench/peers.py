@@ -222,11 +222,13 @@ def run_service(
     peer: str, bootstrap: str, source: str, clean: str, dlq: str, group: str, records: int
 ) -> None:
     """StreamService at its defaults (exactly-once for service-eos; metrics and health server
-    on, as by default), stopped once it has handled RECORDS records. ``service:key=value,...``
+    on, as by default; the collector tuned as ``run_service`` tunes it), stopped once it has
+    handled RECORDS records. ``service:key=value,...``
     changes those ``batch`` settings (e.g. ``service:linger_s=0.005``)."""
     from harness import batch_settings
 
     from stream_validator.config.settings import config_from_mapping
+    from stream_validator.service.collector import collector_tuned
     from stream_validator.service.loop import StreamService
 
     kafka: dict[str, object] = {"bootstrap_servers": bootstrap, "group_id": group}
@@ -252,20 +254,21 @@ def run_service(
     )
     service = StreamService(config)
     thread = threading.Thread(target=service.run, daemon=True)
-    thread.start()
-    while service.state.records == 0 and thread.is_alive():
-        time.sleep(0.001)
-    mark_first_record()
-    while service.state.records < records and thread.is_alive():
-        time.sleep(0.05)
-    state = service.state
-    print(  # bench_rss waits for this line
-        f"{peer}: handled {state.records} records in {state.batches} batches "
-        f"({state.failed_batches} failed), stopping",
-        flush=True,
-    )
-    service.stop()
-    thread.join(60)
+    with collector_tuned():  # as run_service runs the loop
+        thread.start()
+        while service.state.records == 0 and thread.is_alive():
+            time.sleep(0.001)
+        mark_first_record()
+        while service.state.records < records and thread.is_alive():
+            time.sleep(0.05)
+        state = service.state
+        print(  # bench_rss waits for this line
+            f"{peer}: handled {state.records} records in {state.batches} batches "
+            f"({state.failed_batches} failed), stopping",
+            flush=True,
+        )
+        service.stop()
+        thread.join(60)
     if service.state.records < records:
         raise SystemExit(f"service stopped after {service.state.records} of {records} records")
 

@@ -19,6 +19,7 @@ from stream_validator import __version__
 from stream_validator.config.settings import RouteConfig, ServiceConfig, load_config, redacted
 from stream_validator.errors import ConfigError, ServiceExit
 from stream_validator.service.breakermetrics import BreakerMetrics
+from stream_validator.service.collector import collector_tuned
 from stream_validator.service.health import HealthServer
 from stream_validator.service.integritymetrics import IntegrityMetrics
 from stream_validator.service.logs import configure_logging
@@ -142,7 +143,8 @@ def run_service(config_path: str, environ: Mapping[str, str] | None = None) -> i
     )
     _install_signal_handlers(service, config.shutdown_timeout_s)
     try:
-        code = service.run()
+        with collector_tuned():
+            code = service.run()
     except ConfigError as exc:
         log.error("invalid Kafka settings", extra={"error": str(exc)})
         code = ServiceExit.CONFIG
