@@ -28,8 +28,8 @@ from typing import Any, Final
 from stream_validator.contracts.rulespec import RuleAction
 from stream_validator.contracts.statespec import SymbolStateSpec
 from stream_validator.records import SourceRecord, TopicPartitionKey
-from stream_validator.service.stateview import StateFeed
 from stream_validator.verify import SchemaContractValidationReport, Violation, ViolationKind
+from stream_validator.verify.statefeed import StateFeed
 from stream_validator.verify.symbolstate import (
     EventTally,
     SymbolEventKind,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from stream_validator import DataSchemaContractVerifier, load_contract
 from stream_validator.cli.main import main
 from stream_validator.offline import validate_jsonl
+from stream_validator.verify.symbolstate import EventTally, SymbolStateTracker, feeds_state
 from tests.support.ticks import tick
 
 TICK = Path(__file__).resolve().parents[3] / "config" / "contracts" / "tick.yaml"
@@ -64,3 +66,50 @@ def test_terminal_summary_escapes_symbols(
     out = capsys.readouterr().out
     assert "per-symbol state events: sequence_gap=1 (e.g. 'A\\x1b[2J')" in out
     assert "\x1b" not in out
+
+
+@pytest.mark.parametrize("batch_size", [0, 7, 250])
+def test_state_from_decoded_records_matches_decoding_each_line(batch_size: int) -> None:
+    """The file path feeds the state from the fast path's decoded records: over ticks with
+    gaps, step-backs, stale times, held quotes, lines the fast path declines (a lowercase
+    z, a basic-format time) and bad lines, the events are those of one observe_record per
+    line that feeds the state, decoded on its own."""
+    rng = random.Random(7)
+    seqs: dict[str, int] = {}
+    records = []
+    for n in range(1500):
+        symbol = rng.choice("ABCD")
+        seqs[symbol] = seqs.get(symbol, 0) + rng.choice([1, 1, 1, 2, -2])
+        second = n - rng.choice([0, 0, 0, 9])
+        changes: dict[str, object] = {
+            "symbol": symbol,
+            "event_ts": f"2026-12-01T10:{second // 60 % 60:02d}:{second % 60:02d}Z",
+        }
+        if rng.random() < 0.3:
+            changes.update(price=100.0, bid=99.5, ask=100.5)  # a held quote
+        odd = rng.choice([None] * 12 + ["lower", "basic", "bad", "crossed"])
+        if odd == "lower":
+            changes["event_ts"] = str(changes["event_ts"]).replace("Z", "z")
+        elif odd == "basic":
+            changes["event_ts"] = f"20261201T10{second // 60 % 60:02d}{second % 60:02d}Z"
+        elif odd == "bad":
+            changes["price"] = "x"
+        elif odd == "crossed":
+            changes.update(bid=101.0, ask=100.0)
+        records.append(tick.json(max(seqs[symbol], 0), **changes))
+    verifier = DataSchemaContractVerifier(load_contract(TICK))
+    summary = validate_jsonl(verifier, io.BytesIO(lines(*records)), batch_size=batch_size)
+    assert summary.symbol_state is not None
+
+    contract = verifier.contract
+    assert contract.state is not None
+    report = verifier.validate_payloads(records)
+    kinds = {q.index: q.kinds for q in report.quarantined_records}
+    tracker = SymbolStateTracker(contract.state)
+    tally = EventTally(5)
+    for index, payload in enumerate(records):
+        if index not in kinds or feeds_state(kinds[index]):
+            tally.add(tracker.observe_record(0, json.loads(payload)))
+    assert summary.symbol_state["events"] == tally.summary()
+    assert summary.symbol_state["symbols"] == len(tracker)
+    assert set(tally.counts) >= {"sequence_gap", "sequence_regression", "event_time_regression"}

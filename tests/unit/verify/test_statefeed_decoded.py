@@ -11,8 +11,8 @@ import pytest
 
 from stream_validator.contracts.loader import contract_from_mapping
 from stream_validator.contracts.model import SchemaContract
-from stream_validator.service.stateview import StateFeed
 from stream_validator.verify import DataSchemaContractVerifier
+from stream_validator.verify.statefeed import StateFeed
 from stream_validator.verify.symbolstate import SymbolStateTracker
 
 

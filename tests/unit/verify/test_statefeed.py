@@ -9,7 +9,7 @@ from datetime import datetime
 import pytest
 
 from stream_validator.contracts.statespec import SymbolStateSpec
-from stream_validator.service.stateview import StateFeed
+from stream_validator.verify.statefeed import StateFeed
 from stream_validator.verify.symbolstate import SymbolStateTracker
 
 TYPES: dict[str, type] = {
