@@ -285,7 +285,7 @@ def _view_struct(
         for attr in names
     ]
     # A check the spec leaves out reads None (a class attribute, not a field), so every
-    # strict view is a ``StateRow``.
+    # strict view has a seq and a time.
     absent = {attr: None for attr in ("seq", "time") if attr not in names}
     # gc=False: views hold only scalars, and a batch of tracked objects would wake the collector
     return msgspec.defstruct("StateView", fields, rename=names, gc=False, namespace=absent)

@@ -33,9 +33,9 @@ never per symbol (``EventTally``).
 from __future__ import annotations
 
 from collections import OrderedDict, deque
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Final, Protocol
+from typing import Final
 
 from stream_validator.contracts.statespec import SymbolStateSpec
 from stream_validator.verify.symbolevents import EventTally, SymbolEvent, SymbolEventKind
@@ -43,7 +43,6 @@ from stream_validator.verify.symbolevents import EventTally, SymbolEvent, Symbol
 __all__ = [
     "EventTally",
     "EventTime",
-    "StateRow",
     "SymbolEvent",
     "SymbolEventKind",
     "SymbolStateTracker",
@@ -54,17 +53,6 @@ __all__ = [
 
 #: An event time: epoch seconds, or an aware datetime (one kind per tracker).
 EventTime = float | datetime
-
-
-class StateRow(Protocol):
-    """What ``observe_rows`` reads from a row (a decoded view of one record)."""
-
-    @property
-    def key(self) -> str: ...
-    @property
-    def seq(self) -> int | None: ...
-    @property
-    def time(self) -> EventTime | None: ...
 
 
 _NO_EVENTS: Final[tuple[SymbolEvent, ...]] = ()
@@ -158,24 +146,6 @@ class SymbolStateTracker:
             # timestamp) inside a quiet stretch must not make the quote look held for decades.
             self._frozen(state, symbol, tuple(quote), state.latest, events)
         return tuple(events) if events else _NO_EVENTS
-
-    def observe_rows(
-        self,
-        partitions: Sequence[Hashable],
-        rows: Sequence[StateRow],
-        quote: Callable[[Any], tuple[object, ...] | None] | None = None,
-    ) -> list[tuple[int, tuple[SymbolEvent, ...]]]:
-        """``observe(partitions[i], row.key, seq=row.seq, event_time=row.time,
-        quote=quote(row))`` for each row in order (no ``quote``: no quotes); the
-        (position, events) of the rows that raised any (``observe_columns`` of the rows'
-        columns)."""
-        return self.observe_columns(
-            partitions,
-            [row.key for row in rows],
-            [row.seq for row in rows],
-            [row.time for row in rows],
-            list(map(quote, rows)) if quote is not None else None,
-        )
 
     def observe_columns(
         self,

@@ -1,10 +1,11 @@
-"""observe_rows: the batch loop gives the same events and state as one observe per record."""
+"""observe_columns: the batch loop gives the same events and state as one observe per record."""
 
 from __future__ import annotations
 
 import math
 import random
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from operator import attrgetter
@@ -19,7 +20,7 @@ Row = tuple[int, str, int | None, float | None, tuple[object, ...] | None]
 
 @dataclass
 class View:
-    """A row as observe_rows reads it."""
+    """A record's state fields (the columns are taken from a list of them)."""
 
     key: str
     seq: int | None = None
@@ -28,6 +29,23 @@ class View:
 
 
 QUOTE = attrgetter("quote")
+
+
+def observe_rows(
+    tracker: SymbolStateTracker,
+    partitions: list[int],
+    rows: list[View],
+    quote: Callable[[View], tuple[object, ...] | None] | None = None,
+) -> list[tuple[int, tuple[SymbolEvent, ...]]]:
+    """The tracker's batch loop over the columns of ``rows``."""
+    return tracker.observe_columns(
+        partitions,
+        [row.key for row in rows],
+        [row.seq for row in rows],
+        [row.time for row in rows],
+        [quote(row) for row in rows] if quote is not None else None,
+    )
+
 
 SPECS = {
     "strict": SymbolStateSpec(
@@ -102,7 +120,7 @@ def test_batches_match_records(name: str, seed: int) -> None:
     while start < len(rows):
         part = rows[start : start + rng.choice([1, 7, 50, 200])]
         expected = one_by_one(single, part)
-        got = batch.observe_rows([r[0] for r in part], [View(*r[1:]) for r in part], QUOTE)
+        got = observe_rows(batch, [r[0] for r in part], [View(*r[1:]) for r in part], QUOTE)
         assert got == expected
         assert snapshot(batch) == snapshot(single)
         assert batch.evictions == single.evictions
@@ -135,7 +153,7 @@ def test_the_bound_evicts_the_least_recently_seen(seed: int) -> None:
         if len(keys) == 1:
             tracker.observe(*keys[0], seq=1)
         else:
-            tracker.observe_rows([p for p, _ in keys], [View(s) for _, s in keys])
+            observe_rows(tracker, [p for p, _ in keys], [View(s) for _, s in keys])
         assert set(tracker._states) == set(model)
         assert tracker.evictions == evictions
         if rng.random() < 0.3:
@@ -148,7 +166,7 @@ def test_the_bound_evicts_the_least_recently_seen(seed: int) -> None:
 def test_rows_without_values_skip_their_checks() -> None:
     """Rows without seq or time, and no quote reader: only the keys are tracked."""
     tracker = SymbolStateTracker(SPECS["strict"])
-    assert tracker.observe_rows([0, 0, 0], [View("A"), View("A"), View("B")]) == []
+    assert observe_rows(tracker, [0, 0, 0], [View("A"), View("A"), View("B")]) == []
     assert len(tracker) == 2
 
 
@@ -163,7 +181,7 @@ def test_datetime_event_times_are_compared_and_subtracted_exactly() -> None:
     times = [start, start - timedelta(seconds=1), start - timedelta(seconds=1, microseconds=1)]
     times.append(start + timedelta(seconds=2, microseconds=1))
     rows = [View("A", seq, time, (1.0,)) for seq, time in enumerate(times, 1)]
-    found = tracker.observe_rows([0] * 4, rows, QUOTE)
+    found = observe_rows(tracker, [0] * 4, rows, QUOTE)
     assert [(n, str(e.kind), e.detail) for n, events in found for e in events] == [
         (2, "event_time_regression", "event time went back 1.000 s (tolerance 1 s)"),
         (3, "frozen_quote", "same quote for 2.000 s (limit 2 s)"),
