@@ -45,6 +45,7 @@ def outputs(topic: str, count: int) -> list[Out]:
 def test_a_full_local_queue_stops_the_batch_at_the_first_record_not_taken(
     kafka_bootstrap: str,
 ) -> None:
+    """The batch stops at the first record the full queue does not take; all 40 land as sent."""
     topic = create_topic(kafka_bootstrap, prefix="produce-batch")
     client = Producer(
         {
@@ -78,6 +79,7 @@ def test_a_full_local_queue_stops_the_batch_at_the_first_record_not_taken(
 def test_a_record_too_large_is_where_the_batch_stops_and_is_refused_alone(
     kafka_bootstrap: str,
 ) -> None:
+    """A record over message.max.bytes ends the batch and is refused alone; the rest land."""
     topic = create_topic(kafka_bootstrap, prefix="produce-batch-large")
     producer = ConfluentProducer(
         Producer({"bootstrap.servers": kafka_bootstrap, "message.max.bytes": 2000})

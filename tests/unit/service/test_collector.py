@@ -16,6 +16,7 @@ TICK = str(Path(__file__).resolve().parents[3] / "config" / "contracts" / "tick.
 
 
 def test_tuned_inside_and_restored_after() -> None:
+    """Inside: the high first threshold and start-up frozen; after: both as before."""
     before = gc.get_threshold()
     assert before[0] < YOUNG_THRESHOLD
     with collector_tuned():
@@ -26,6 +27,7 @@ def test_tuned_inside_and_restored_after() -> None:
 
 
 def test_restored_when_the_body_raises() -> None:
+    """An exception out of the loop still restores the collector."""
     before = gc.get_threshold()
     with pytest.raises(RuntimeError), collector_tuned():
         raise RuntimeError("boom")

@@ -113,6 +113,8 @@ def expected_events(
 def test_decoded_structs_give_the_events_of_single_records(
     seed: int, options: dict[str, Any]
 ) -> None:
+    """Batches of validated ticks fed with their Structs give, position for position, the
+    events of one observe per valid payload (a datetime or an epoch time, a nullable key)."""
     rng = random.Random(seed)
     data = payloads(1500, seed)
     batches = []
