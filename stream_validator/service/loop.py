@@ -14,7 +14,6 @@ tests.
 
 from __future__ import annotations
 
-import gc
 import logging
 import threading
 import time
@@ -148,9 +147,6 @@ class StreamService:
                     },
                 )
             self._subscribe(consumer)
-            # Start-up objects (modules, contracts, clients) never die: keep them out of the
-            # collector's generations, so collections scan only what the batches allocate.
-            gc.freeze()
             return self._loop(consumer, committer)
         except FatalTransactionError as exc:
             log.error("fatal transaction error; stopping", extra={"error": self._safe(exc)})
