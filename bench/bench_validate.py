@@ -122,7 +122,15 @@ def make_payloads(
                 out.append(RAW_CORRUPTIONS[kind](orjson.dumps(record)))
         else:
             out.append(orjson.dumps(record))
-    return out, injected
+    return [compact(raw) for raw in out], injected
+
+
+def compact(raw: bytes) -> bytes:
+    """A copy of ``raw`` in an allocation of its own size, as a Kafka consumer's
+    ``Message.value()`` hands it out. ``orjson.dumps`` returns its bytes in a buffer of about
+    4 KB, so payloads kept from it each sit on a page of their own; that slowed every
+    decoder reading them (orjson.loads by about 30 %) and by different amounts."""
+    return bytes(memoryview(raw))
 
 
 def wide_contract() -> SchemaContract:
@@ -177,7 +185,7 @@ def wide_payloads(n: int, bad_fraction: float, seed: int = 7) -> tuple[list[byte
                 raw = raw[: len(raw) // 2]
             else:
                 raw = orjson.dumps({**record, "extra": 1, name: None})
-        out.append(raw)
+        out.append(compact(raw))
     return out, injected
 
 
