@@ -242,6 +242,16 @@ def test_client_settings_defaults(tmp_path: Path) -> None:
     assert consumer["partition.assignment.strategy"] == "cooperative-sticky"
     assert producer["enable.idempotence"] == "true" and producer["acks"] == "all"
     assert consumer["security.protocol"] == producer["security.protocol"] == "SASL_SSL"
+    assert producer["linger.ms"] == "1"
+
+
+def test_producer_linger_can_be_set(tmp_path: Path) -> None:
+    """kafka.producer's linger.ms replaces the 1 ms default."""
+    from stream_validator.kafka.clients import producer_settings
+
+    document = minimal()
+    document["kafka"]["producer"] = {"linger.ms": 20}
+    assert producer_settings(load(tmp_path, document))["linger.ms"] == "20"
 
 
 def test_transactional_id_turns_on_exactly_once(tmp_path: Path) -> None:
