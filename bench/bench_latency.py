@@ -10,8 +10,8 @@ broker is not pinned). A paced producer process first sends one record per parti
 waits until they came through the peer (so its own start-up, the peer's and the group join
 are not measured), then writes valid ticks at RATE msg/s for WARMUP + SECONDS (at each
 wake-up the records due by then, then a sleep of at least 0.5 ms), each stamped with
-time.time_ns() in a `bench.sent_ns` header when it is produced (the producer lingers 1 ms). A reader
-assigned to the clean topic (read_committed) takes each record as soon as it arrives (poll,
+time.time_ns() in a `bench.sent_ns` header when it is produced (the producer lingers 1 ms).
+A reader assigned to the clean topic (read_committed) takes each record as soon as it arrives (poll,
 never waiting for a batch to fill): latency = its receive time - the stamp. Records stamped
 in the first WARMUP seconds are left out; the table gives p50/p90/p99/max over the rest, the
 rate the producer achieved, and marks a peer whose clean topic did not receive every record.
