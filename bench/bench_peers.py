@@ -1,6 +1,6 @@
 """Side by side on the local broker: pass-through, naive json.loads, Quix Streams, the service.
 
-Run: .venv/bin/python bench/bench_peers.py [--records 300000] [--core 1]
+Run: .venv/bin/python bench/bench_peers.py [--records 300000] [--core 1] [--rounds 1]
      (Quix Streams runs from its own virtualenv: bash bench/setup_quix.sh creates .venv-quix;
      without it the Quix row is left out and the table says so.)
 
@@ -12,13 +12,16 @@ divided by the time from the first output to the last. CPU µs per record is the
 process's user + system time (start-up included) over the records; "after start-up" leaves
 out the CPU spent until the peer handled its first record (imports, clients, group join).
 Every peer must account
-for every input (clean + DLQ == RECORDS) or its row is marked.
+for every input (clean + DLQ == RECORDS) or its row is marked. With ``--rounds N`` every peer
+runs N times, the peers interleaved, a table per round, then the median ratio of each peer to
+the same round's pass-through (machines shared with other jobs move a single run by a fifth).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -111,6 +114,29 @@ def print_table(rows: list[tuple[str, Row | str]], records: int) -> None:
         )
 
 
+def print_summary(rounds: list[list[tuple[str, Row | str]]], records: int) -> None:
+    """Per peer over the rounds: the median ratio to the same round's pass-through, its
+    range, and the median CPU µs per record after start-up."""
+    print(f"\n{len(rounds)} rounds, peers interleaved; ratios to each round's pass-through\n")
+    print("| peer | median vs pass-through | range | CPU µs/record after start-up (median) |")
+    print("|---|---:|---:|---:|")
+    for peer, _ in rounds[0]:
+        ratios, cpus = [], []
+        for rows in rounds:
+            found = dict(rows)
+            row, ceiling = found.get(peer), found.get("passthrough")
+            if isinstance(row, Row):
+                cpus.append((row.cpu_s - row.startup_cpu_s) / records * 1e6)
+                if isinstance(ceiling, Row):
+                    ratios.append(row.rate() / ceiling.rate())
+        if not cpus:
+            print(f"| {label(peer)} | - | - | - |")
+            continue
+        spread = f"{min(ratios):.2f}-{max(ratios):.2f}x" if ratios else "-"
+        middle = f"{statistics.median(ratios):.2f}x" if ratios else "-"
+        print(f"| {label(peer)} | {middle} | {spread} | {statistics.median(cpus):.1f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--records", type=int, default=300_000)
@@ -118,6 +144,9 @@ def main() -> None:
     parser.add_argument("--core", type=int, default=1, help="the core each peer is pinned to")
     parser.add_argument("--peer-timeout", type=float, default=300.0, help="seconds per peer")
     parser.add_argument("--peers", default=",".join(PEERS), help=f"subset of {','.join(PEERS)}")
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="run every peer this many times, interleaved"
+    )
     args = parser.parse_args()
     from bench_validate import make_payloads
 
@@ -125,11 +154,16 @@ def main() -> None:
         source = f"bench-src-{time.time_ns()}"
         create_topics(bootstrap, [source], args.partitions, False)
         fill(bootstrap, source, make_payloads(args.records, 0.01)[0])
-        rows: list[tuple[str, Row | str]] = []
-        for peer in args.peers.split(","):
-            print(f"==> {peer}", file=sys.stderr, flush=True)
-            rows.append((peer, run_peer(peer, bootstrap, source, args)))
-        print_table(rows, args.records)
+        rounds: list[list[tuple[str, Row | str]]] = []
+        for number in range(1, args.rounds + 1):
+            rows: list[tuple[str, Row | str]] = []
+            for peer in args.peers.split(","):
+                print(f"==> {peer} (round {number})", file=sys.stderr, flush=True)
+                rows.append((peer, run_peer(peer, bootstrap, source, args)))
+            print_table(rows, args.records)
+            rounds.append(rows)
+        if len(rounds) > 1:
+            print_summary(rounds, args.records)
 
 
 if __name__ == "__main__":
