@@ -9,6 +9,7 @@ from pathlib import Path
 
 from stream_validator.cli.argtypes import Subparsers, non_negative_int, positive_int
 from stream_validator.codec import encode_json
+from stream_validator.collector import collector_tuned
 from stream_validator.contracts import load_contract
 from stream_validator.errors import CheckExit
 from stream_validator.offline import (
@@ -58,6 +59,7 @@ def _validate(args: argparse.Namespace) -> int:
         load_contract(args.contract), max_payload_bytes=args.max_payload_bytes
     )
     with ExitStack() as stack:
+        stack.enter_context(collector_tuned())  # a long loop of short-lived containers
         source = (
             stack.enter_context(open_input(args.input)) if args.input != "-" else open_input("-")
         )

@@ -16,10 +16,10 @@ from types import FrameType
 from typing import Any
 
 from stream_validator import __version__
+from stream_validator.collector import collector_tuned
 from stream_validator.config.settings import RouteConfig, ServiceConfig, load_config, redacted
 from stream_validator.errors import ConfigError, ServiceExit
 from stream_validator.service.breakermetrics import BreakerMetrics
-from stream_validator.service.collector import collector_tuned
 from stream_validator.service.health import HealthServer
 from stream_validator.service.integritymetrics import IntegrityMetrics
 from stream_validator.service.logs import configure_logging

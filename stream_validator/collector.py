@@ -1,8 +1,8 @@
-"""The cyclic garbage collector while the service runs.
+"""The cyclic garbage collector while a long loop runs: the service's and ``validate``'s.
 
-Each micro-batch allocates thousands of short-lived container objects (the client's
-messages, SourceRecords, OutputRecords, header lists) that reference counting frees on its
-own. At CPython's default first threshold (700 allocations) the collector ran about four
+Each micro-batch of the service allocates thousands of short-lived container objects (the
+client's messages, SourceRecords, OutputRecords, header lists) that reference counting frees
+on its own. At CPython's default first threshold (700 allocations) the collector ran about four
 times a batch, each time traversing whatever part of the in-flight batches was alive, and
 promoted it to older generations to be traversed again: 0.24 s of the 3 s of CPU the
 service spent on 300,000 ticks (about 8 %; measured with ``gc.callbacks`` in
@@ -13,6 +13,11 @@ What start-up built (contracts, compiled rules, clients, metrics) lives as long 
 process, so it is frozen out of the collector's generations (``gc.freeze``). Cycles are
 still collected, only later; memory is not at stake (a young generation of 50,000 small
 objects is a few MB at most).
+
+``stream-validator validate`` is the same kind of loop over blocks of about 6,000 lines
+(the per-symbol state's columns, e.g. a quote tuple per line): over 1,000,000 ticks with
+``tick.yaml`` the collector ran 2,146 + 195 + 8 times (young, middle, old) for about 0.4 s
+of the run's 4.7 s; at 50,000 once. It runs tuned as well (``cli/files.py``).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from typing import Final
 
 __all__ = ["YOUNG_THRESHOLD", "collector_tuned"]
 
-#: The collector's first threshold while the service runs (CPython's default: 700).
+#: The collector's first threshold while such a loop runs (CPython's default: 700).
 YOUNG_THRESHOLD: Final = 50_000
 
 

@@ -1,5 +1,5 @@
-"""The collector while the service runs: a high first threshold, start-up frozen, both
-undone when the service returns."""
+"""The collector while the service or ``validate`` runs: a high first threshold, start-up
+frozen, both undone when they return."""
 
 from __future__ import annotations
 
@@ -9,10 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from stream_validator import offline
+from stream_validator.cli import files
+from stream_validator.cli.main import main
+from stream_validator.collector import YOUNG_THRESHOLD, collector_tuned
 from stream_validator.service import app
-from stream_validator.service.collector import YOUNG_THRESHOLD, collector_tuned
 
-TICK = str(Path(__file__).resolve().parents[3] / "config" / "contracts" / "tick.yaml")
+TICK = str(Path(__file__).resolve().parents[2] / "config" / "contracts" / "tick.yaml")
 
 
 def test_tuned_inside_and_restored_after() -> None:
@@ -62,3 +65,25 @@ def test_the_service_loop_runs_with_the_collector_tuned(
     assert app.run_service(str(path), {}) == 0
     assert seen == [(YOUNG_THRESHOLD, *before[1:])]
     assert gc.get_threshold() == before
+
+
+def test_validate_runs_with_the_collector_tuned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``stream-validator validate`` runs the file through the verifier inside
+    ``collector_tuned`` and restores the collector when it returns."""
+    seen: list[tuple[int, ...]] = []
+    real = offline.validate_jsonl
+
+    def spy(*args: object, **kwargs: object) -> offline.FileSummary:
+        seen.append(gc.get_threshold())
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(files, "validate_jsonl", spy)
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(b'{"symbol": "AAPL"}\n')
+    before = gc.get_threshold()
+    assert main(["validate", "--contract", TICK, str(source), "--json"]) == 1
+    assert seen == [(YOUNG_THRESHOLD, *before[1:])]
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0
