@@ -167,7 +167,9 @@ class StateFeed:
             return None
         rows: list[Any] = list(decoded)
         patched: dict[int, Any] = {}
-        missing = rows.count(None)
+        # A Struct is always true: one truth test per row finds the usual none missing
+        # (``count(None)`` compares each Struct with None, about four times as long).
+        missing = 0 if all(rows) else rows.count(None)
         if missing:
             # Mostly without Structs (e.g. a feed whose records carry fields the contract
             # does not declare, which the fast path declines): one batch decode is cheaper.
@@ -181,10 +183,12 @@ class StateFeed:
                     except (TypeError, NativeDecodeError):  # not bytes, or a form it refuses
                         return None
                     rows[position] = stand_in
-        key = getters[0]
-        if None in map(key, rows):  # a nullable key field: the per-record path skips those
+        keys = list(map(getters[0], rows))
+        # A nullable key field: the per-record path skips those. A str is true unless empty,
+        # so the comparisons with None run only when a key is empty or None.
+        if not all(keys) and None in keys:
             return None
-        return self._observe_rows(partitions, rows, getters, patched)
+        return self._observe_rows(partitions, rows, getters, patched, keys)
 
     def _observe_rows(
         self,
@@ -192,12 +196,15 @@ class StateFeed:
         rows: Sequence[Any],
         getters: _Getters,
         patched: Mapping[int, Any],
+        keys: list[Any] | None = None,
     ) -> list[tuple[int, tuple[SymbolEvent, ...]]]:
         """Read the state's columns from ``rows`` (in C) and feed the tracker's batch loop;
-        ``patched``: views (``_view_getters``) that stand for some of the rows."""
+        ``patched``: views (``_view_getters``) that stand for some of the rows; ``keys``:
+        the key column when the caller has read it already."""
         key, seq, time, quote = getters
         n = len(rows)
-        keys = list(map(key, rows))
+        if keys is None:
+            keys = list(map(key, rows))
         seqs = list(map(seq, rows)) if seq is not None else [None] * n
         times = list(map(time, rows)) if time is not None else None
         quotes = list(map(quote, rows)) if quote is not None else None
