@@ -76,24 +76,27 @@ def envelope_document(
     record: SourceRecord, violations: Sequence[Violation], context: EnvelopeContext
 ) -> dict[str, Any]:
     """The complete version 1 envelope of a record (nothing cut)."""
-    payload_text, payload_encoding = _text_or_none(record.value)
+    value = record.value
+    if value is None:
+        payload_text = payload_encoding = payload_sha256 = None
+    else:
+        payload_text, payload_encoding = payload_to_text(value)
+        payload_sha256 = hashlib.sha256(value).hexdigest()
     key_text, key_encoding = _text_or_none(record.key)
     return {
         "envelope_version": ENVELOPE_VERSION,
         "contract": {"name": context.contract_name, "version": context.contract_version},
         "route": context.route,
         "violations": [v.as_dict() for v in violations],
-        "violation_reason": "; ".join(v.message for v in violations),
+        "violation_reason": "; ".join([v.message for v in violations]),
         "payload": payload_text,
         "payload_encoding": payload_encoding,
-        "payload_length": None if record.value is None else len(record.value),
-        "payload_sha256": None
-        if record.value is None
-        else hashlib.sha256(record.value).hexdigest(),
+        "payload_length": None if value is None else len(value),
+        "payload_sha256": payload_sha256,
         "payload_truncated": False,
         "key": key_text,
         "key_encoding": key_encoding,
-        "headers": [[name, *_text_or_none(value)] for name, value in record.headers],
+        "headers": [[name, *_text_or_none(data)] for name, data in record.headers],
         "source": {
             "topic": record.topic,
             "partition": record.partition,

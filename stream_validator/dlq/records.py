@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from stream_validator.records import Headers, SourceRecord
 from stream_validator.verify import Violation
@@ -31,9 +31,10 @@ class EnvelopeContext:
     replay_count: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class DlqRecord:
-    """The record to produce to the DLQ topic for one quarantined record."""
+class DlqRecord(NamedTuple):
+    """The record to produce to the DLQ topic for one quarantined record (a NamedTuple, as
+    ``SourceRecord``: one is built per DLQ record, a frozen dataclass took twice as
+    long)."""
 
     key: bytes | None
     value: bytes | None
@@ -56,24 +57,40 @@ def headers_sha256(headers: Sequence[tuple[str, bytes | None]]) -> str:
     return digest.hexdigest()
 
 
+# The names of the headers ``dlq_headers`` writes.
+_FORMAT = HEADER_PREFIX + "format"
+_VERSION = HEADER_PREFIX + "envelope.version"
+_TOPIC = HEADER_PREFIX + "source.topic"
+_PARTITION = HEADER_PREFIX + "source.partition"
+_OFFSET = HEADER_PREFIX + "source.offset"
+_CONTRACT = HEADER_PREFIX + "contract"
+_CONTRACT_VERSION = HEADER_PREFIX + "contract.version"
+_KIND = HEADER_PREFIX + "violation.kind"
+_ROUTE = HEADER_PREFIX + "route"
+_REPLAYS = HEADER_PREFIX + "replay.count"
+_VERSION_VALUE = str(ENVELOPE_VERSION).encode()
+
+
 def dlq_headers(
     record: SourceRecord, violations: Sequence[Violation], context: EnvelopeContext, form: DlqForm
 ) -> Headers:
-    """The ``sv.dlq.*`` headers both forms carry (the headers form adds more)."""
-    first_kind = str(violations[0].kind) if violations else ""
-    values = {
-        "format": form,
-        "envelope.version": str(ENVELOPE_VERSION),
-        "source.topic": record.topic,
-        "source.partition": str(record.partition),
-        "source.offset": str(record.offset),
-        "contract": context.contract_name,
-        "contract.version": context.contract_version,
-        "violation.kind": first_kind,
-        "route": context.route,
-        "replay.count": str(context.replay_count),
-    }
-    return [(HEADER_PREFIX + name, value.encode()) for name, value in values.items()]
+    """The ``sv.dlq.*`` headers both forms carry (the headers form adds more).
+
+    Built once per DLQ record, so written out rather than through a mapping: in a vendor
+    incident every record of a batch takes this path.
+    """
+    return [
+        (_FORMAT, form.encode()),
+        (_VERSION, _VERSION_VALUE),
+        (_TOPIC, record.topic.encode()),
+        (_PARTITION, str(record.partition).encode()),
+        (_OFFSET, str(record.offset).encode()),
+        (_CONTRACT, context.contract_name.encode()),
+        (_CONTRACT_VERSION, context.contract_version.encode()),
+        (_KIND, str(violations[0].kind).encode() if violations else b""),
+        (_ROUTE, context.route.encode()),
+        (_REPLAYS, str(context.replay_count).encode()),
+    ]
 
 
 #: Written by a replay on every record it sends: how often that record has been replayed

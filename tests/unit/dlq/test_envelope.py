@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from dataclasses import replace
 
 from stream_validator.dlq import EnvelopeContext, build_dlq_record
 from stream_validator.records import SourceRecord
@@ -82,14 +83,32 @@ def test_tombstone_envelope() -> None:
 
 
 def test_dlq_headers() -> None:
-    """sv.dlq.* headers carry source coordinates, contract and first violation kind."""
-    _, headers, _ = build_envelope(record(), VIOLATIONS, CONTEXT, max_bytes=10**6)
+    """sv.dlq.* headers carry the form, source coordinates, contract, first violation kind,
+    route and replay count: every one, in this order, on the envelope form."""
+    context = replace(CONTEXT, replay_count=2)
+    _, headers, _ = build_envelope(record(), VIOLATIONS, context, max_bytes=10**6)
+    assert headers == [
+        ("sv.dlq.format", b"envelope"),
+        ("sv.dlq.envelope.version", b"1"),
+        ("sv.dlq.source.topic", b"md.ticks"),
+        ("sv.dlq.source.partition", b"2"),
+        ("sv.dlq.source.offset", b"41"),
+        ("sv.dlq.contract", b"tick"),
+        ("sv.dlq.contract.version", b"3"),
+        ("sv.dlq.violation.kind", b"type_mismatch"),
+        ("sv.dlq.route", b"ticks"),
+        ("sv.dlq.replay.count", b"2"),
+    ]
+
+
+def test_dlq_headers_without_violations_and_with_non_ascii_names() -> None:
+    """No violation: an empty kind; names from the configuration are sent as UTF-8."""
+    context = replace(CONTEXT, route="tïcks", contract_name="tíck")
+    _, headers, _ = build_envelope(record(), [], context, max_bytes=10**6)
     values = dict(headers)
-    assert values["sv.dlq.source.topic"] == b"md.ticks"
-    assert values["sv.dlq.source.partition"] == b"2"
-    assert values["sv.dlq.source.offset"] == b"41"
-    assert values["sv.dlq.contract"] == b"tick"
-    assert values["sv.dlq.violation.kind"] == b"type_mismatch"
+    assert values["sv.dlq.violation.kind"] == b""
+    assert values["sv.dlq.route"] == "tïcks".encode()
+    assert values["sv.dlq.contract"] == "tíck".encode()
 
 
 def test_oversized_envelope_is_truncated_not_dropped() -> None:
