@@ -4,8 +4,9 @@ Run: .venv/bin/python bench/bench_peers.py [--records 300000] [--core 1] [--roun
      (Quix Streams runs from its own virtualenv: bash bench/setup_quix.sh creates .venv-quix;
      without it the Quix row is left out and the table says so.)
 
-One broker (the project's local broker, or KAFKA_BOOTSTRAP_SERVERS), RECORDS ticks (~1 % bad)
-pre-loaded into a 4-partition topic. Each peer runs as its own process pinned to one core
+One broker (the project's local broker, or KAFKA_BOOTSTRAP_SERVERS), RECORDS ticks (~1 % bad;
+``--bad 1.0``: every one bad, as in a vendor incident) pre-loaded into a 4-partition topic.
+Each peer runs as its own process pinned to one core
 (taskset), with a fresh consumer group and its own clean and DLQ topics. Those topics use
 LogAppendTime, so "records/s" is measured the same way for every peer, by the broker: outputs
 divided by the time from the first output to the last. CPU µs per record is the peer
@@ -96,9 +97,9 @@ def run_peer(peer: str, bootstrap: str, source: str, args: argparse.Namespace) -
     return Row(peer, count, (last - first) / 1000.0, cpu, wall, startup)
 
 
-def print_table(rows: list[tuple[str, Row | str]], records: int) -> None:
+def print_table(rows: list[tuple[str, Row | str]], records: int, bad: float) -> None:
     ceiling = next((r.rate() for p, r in rows if p == "passthrough" and isinstance(r, Row)), None)
-    print(f"\n{records:,} ticks, ~1 % bad, 4 partitions; each peer pinned to one core\n")
+    print(f"\n{records:,} ticks, ~{bad:.0%} bad, 4 partitions; each peer pinned to one core\n")
     print("| peer | rec/s | vs pass-through | CPU µs/record | after start-up | outputs |")
     print("|---|---:|---:|---:|---:|---:|")
     for peer, row in rows:
@@ -147,20 +148,26 @@ def main() -> None:
     parser.add_argument(
         "--rounds", type=int, default=1, help="run every peer this many times, interleaved"
     )
+    parser.add_argument(
+        "--bad",
+        type=float,
+        default=0.01,
+        help="fraction of bad ticks (1.0: a vendor incident, every record to the DLQ)",
+    )
     args = parser.parse_args()
     from bench_validate import make_payloads
 
     with broker() as bootstrap:
         source = f"bench-src-{time.time_ns()}"
         create_topics(bootstrap, [source], args.partitions, False)
-        fill(bootstrap, source, make_payloads(args.records, 0.01)[0])
+        fill(bootstrap, source, make_payloads(args.records, args.bad)[0])
         rounds: list[list[tuple[str, Row | str]]] = []
         for number in range(1, args.rounds + 1):
             rows: list[tuple[str, Row | str]] = []
             for peer in args.peers.split(","):
                 print(f"==> {peer} (round {number})", file=sys.stderr, flush=True)
                 rows.append((peer, run_peer(peer, bootstrap, source, args)))
-            print_table(rows, args.records)
+            print_table(rows, args.records, args.bad)
             rounds.append(rows)
         if len(rounds) > 1:
             print_summary(rounds, args.records)
