@@ -1,13 +1,14 @@
 """The service's resident memory over a long run: flat, or growing with the records?
 
 Run: .venv/bin/python bench/bench_rss.py [--records 10000000] [--interval 2] [--warmup 0.1]
+     [--bad 0.01]
 
 One broker (the project's local broker, or KAFKA_BOOTSTRAP_SERVERS). RECORDS + TAIL ticks
-(~1 % bad; one block of 100,000 generated payloads produced over and over) are pre-loaded
-into a 4-partition topic, then the service (bench/peers.py, at its defaults; --peer
-service-eos for exactly-once) runs as its own process pinned to one core until it has
-handled RECORDS. The TAIL (default 500,000, ~100 MB) keeps librdkafka's fetch queue (up to
-64 MiB by default) as full at the end as in the middle: without it the RSS
+(~1 % bad, or the share --bad gives; one block of 100,000 generated payloads produced over
+and over) are pre-loaded into a 4-partition topic, then the service (bench/peers.py, at its
+defaults; --peer service-eos for exactly-once) runs as its own process pinned to one core
+until it has handled RECORDS. The TAIL (default 500,000, ~100 MB) keeps librdkafka's fetch
+queue (up to 64 MiB by default) as full at the end as in the middle: without it the RSS
 falls while the queue drains near the end of the topic, which would hide growth.
 Every INTERVAL seconds this reads the service's VmRSS from /proc/<pid>/status and the
 group's committed offsets. The first WARMUP (a fraction of RECORDS) is the warm-up: the fetch
@@ -133,6 +134,9 @@ def main() -> None:
         help="records pre-loaded beyond RECORDS, so the fetch queue stays full to the end",
     )
     parser.add_argument("--peer", default="service", choices=("service", "service-eos"))
+    parser.add_argument(
+        "--bad", type=float, default=0.01, help="fraction of bad ticks (1.0: a vendor incident)"
+    )
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--core", type=int, default=1, help="the core the service is pinned to")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds for the service")
@@ -144,7 +148,7 @@ def main() -> None:
         source, clean, dlq = (f"rss-{t}-{suffix}" for t in ("src", "clean", "dlq"))
         group = f"rss-{suffix}"
         create_topics(bootstrap, [source, clean, dlq], args.partitions, False)
-        block = make_payloads(min(args.records, BLOCK), 0.01)[0]
+        block = make_payloads(min(args.records, BLOCK), args.bad)[0]
         total = args.records + args.tail
         print(f"==> pre-loading {total:,} records", file=sys.stderr, flush=True)
         fill(bootstrap, source, itertools.islice(itertools.cycle(block), total))
