@@ -6,8 +6,8 @@ Run: .venv/bin/python bench/bench_peers.py [--records 300000] [--core 1] [--roun
 
 One broker (the project's local broker, or KAFKA_BOOTSTRAP_SERVERS), RECORDS ticks (~1 % bad;
 ``--bad 1.0``: every one bad, as in a vendor incident) pre-loaded into a 4-partition topic.
-Each peer runs as its own process pinned to one core
-(taskset), with a fresh consumer group and its own clean and DLQ topics. Those topics use
+Each peer runs as its own process pinned to one core (taskset), with a fresh consumer group
+and its own clean and DLQ topics. Those topics use
 LogAppendTime, so "records/s" is measured the same way for every peer, by the broker: outputs
 divided by the time from the first output to the last. CPU µs per record is the peer
 process's user + system time (start-up included) over the records; "after start-up" leaves

@@ -66,8 +66,8 @@ class BatchPlan:
         report = self.report
         kinds = list(map(_kind, self.outputs))
         clean = kinds.count("clean")
-        # The DLQ entries picked in C: one Python test per output cost more than the rest
-        # of the event.
+        # The DLQ entries picked in C: a Python test per output was a fifth of the event's
+        # cost on a batch of 500.
         dlq = list(compress(self.outputs, map("clean".__ne__, kinds))) if clean < len(kinds) else []
         # Field names come from payloads (unknown keys): capped in number and length, so
         # 90,000 unique keys cannot make a huge log line or fill /status.
