@@ -7,7 +7,7 @@ from datetime import datetime
 import pytest
 
 from stream_validator import FieldSpec, RuleSpec, SchemaContract
-from stream_validator.verify.native import NativeCheck
+from stream_validator.verify.native import PROBE, PROBE_DECLINED, NativeCheck
 
 CONTRACT = SchemaContract(
     "native",
@@ -81,3 +81,21 @@ def test_payloads_not_to_decode_are_declined_alone() -> None:
 def test_an_empty_chunk() -> None:
     """No payloads: nothing declined, nothing counted."""
     assert screen([]) == ([], [0, 0, 0])
+
+
+@pytest.mark.parametrize("bad", [PROBE_DECLINED, PROBE_DECLINED - 1])
+def test_a_chunk_that_starts_nearly_all_bad_goes_to_the_rules(bad: int) -> None:
+    """When PROBE_DECLINED of a chunk's first PROBE rows do not decode (a vendor incident),
+    the rest of the chunk is declined without a native try, its good rows too: the full
+    rules judge them. One fewer, and the rest is decoded natively as usual."""
+    batch = [FAILING[i % 4] if i < bad else GOOD for i in range(PROBE)] + [GOOD, NULLS] * 8
+    declined, nulls = screen(batch)  # type: ignore[arg-type]
+    rest = list(range(PROBE, len(batch))) if bad >= PROBE_DECLINED else []
+    assert declined == list(range(bad)) + rest
+    assert nulls == ([0, 0, 0] if rest else [8, 0, 8])
+
+
+def test_a_short_chunk_is_never_cut() -> None:
+    """A chunk of PROBE rows or fewer is decoded whole, however many fail."""
+    batch = [FAILING[3]] * (PROBE - 1) + [GOOD]
+    assert screen(batch) == (list(range(PROBE - 1)), [0, 0, 0])
