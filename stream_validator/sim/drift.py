@@ -23,14 +23,13 @@ garbage              not JSON: Latin-1 bytes, binary noise,      undecodable
                      truncated JSON, CSV, empty
 tombstone            a null value                                not_a_mapping
 negative_price       the main price negated                      below_min
-crossed_book         ticks, books: bid above ask (the touch      valid today; rule_violation of
-                     swapped; an empty tick side is quoted a     the bid <= ask rule once the
-                     cent off the last trade)                    contract rules are wired
-locked_book          ticks, books: bid == ask (a tick's last     valid today; rule_violation of
-                     trade at that price)                        the locked rule once wired
-impossible_bar       bars: high below low, open above high or    valid today; rule_violation of
-                     close below low (drawn at random)           low <= open/close <= high
-                                                                 once wired
+crossed_book         ticks, books: bid above ask (the touch      rule_violation of the shipped
+                     swapped; an empty tick side is quoted a     contracts' crossed_book rule
+                     cent off the last trade)                    (quarantine)
+locked_book          ticks, books: bid == ask (a tick's last     valid; flagged by the
+                     trade at that price)                        locked_book rule (flag)
+impossible_bar       bars: high below low, open above high or    rule_violation of open_in_range
+                     close below low (drawn at random)           or close_in_range (quarantine)
 sequence_gap         ticks (the only entity with seq): the       valid; a sequence_gap event
                      symbol's seq jumps 100 numbers ahead and    (flag) of tick.yaml's state
                      its later records continue from there
@@ -40,12 +39,13 @@ stale_timestamp      event time (tick event_ts, book             valid; timestam
                      snapshot_ts, bar bar_start) the Unix epoch  under a max_age_s (none is
                      or 6 h old, half each                       shipped); ticks: an
                                                                  event_time_regression (flag)
-future_timestamp     event time 1 h ahead                        valid today;
-                                                                 timestamp_out_of_range once
-                                                                 max_future_s is wired
-naive_timestamp      event time without an offset                valid today (naive ISO parses);
-                     ("2026-01-05T14:30:00.000123")              a violation once
-                                                                 require_timezone is wired
+future_timestamp     event time 1 h ahead                        valid with the shipped
+                                                                 contracts (none sets
+                                                                 max_future_s);
+                                                                 timestamp_out_of_range under
+                                                                 one
+naive_timestamp      event time without an offset                type_mismatch: every shipped
+                     ("2026-01-05T14:30:00.000123")              contract sets require_timezone
 frozen_quote         each symbol repeats its first complete      valid; ticks: a frozen_quote
                      quote of the episode (ticks: price, size,   alert of tick.yaml's state
                      bid, ask and sizes; books: all levels;      past 20 updates (never a
