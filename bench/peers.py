@@ -194,7 +194,9 @@ def run_quix(bootstrap: str, source: str, clean: str, dlq: str, group: str, reco
     def check(value: bytes) -> tuple[bytes, str | None]:
         mark_first_record()
         try:
-            Tick.model_validate_json(value, strict=False)  # strict JSON types, ISO datetimes
+            # The model is strict: a call-level strict=False would override it and let a
+            # string price or a bool size through (it did until 2026-12-01).
+            Tick.model_validate_json(value)
         except ValidationError as exc:
             return value, str(exc.errors(include_url=False)[:3])
         return value, None
