@@ -51,7 +51,7 @@ def metrics_hooks(
             now=time.time(),
             clean=delivered.clean,
             dlq=delivered.dlq,
-            violation_counts=delivered.plan.violation_counts,
+            violation_counts=delivered.plan.violation_counts + delivered.converted,
         )
         if integrity is not None:
             integrity.observe_batch(delivered.route, delivered.plan.report, delivered.plan.state)

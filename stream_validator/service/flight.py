@@ -78,7 +78,10 @@ class Flight:
             route = RouteDelivery(plan, clean=len(outputs) - len(dlq), dlq=len(dlq))
             route.quarantined = dlq
             route.truncated = sum(outputs[i].truncated for i in dlq)
-            route.replaced = sum(1 for index in self.replaced if start <= index < end)
+            converted = [self.outputs[i] for i in self.replaced if start <= i < end]
+            route.replaced = len(converted)
+            for out in converted:
+                route.converted[(None, str(out.first_violation))] += 1
             stamps = list(compress(map(_timestamp_ms, outputs), clean))
             if None in stamps:
                 stamps = [ms for ms in stamps if ms is not None]

@@ -10,6 +10,7 @@ envelopes, end-to-end latencies. Nothing here commits.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -30,6 +31,8 @@ class RouteDelivery:
     dlq: int = 0
     truncated: int = 0
     replaced: int = 0  # clean outputs delivered to the DLQ instead (oversized, delivery_rejected)
+    #: Their violations, (field, kind) -> count, as the plan's own are counted.
+    converted: Counter[tuple[str | None, str]] = field(default_factory=Counter)
     latencies: list[float] = field(default_factory=list)  # source timestamp -> clean ack, s
     #: Where the DLQ outputs sit in the route batch (ascending): the circuit breaker's input.
     quarantined: list[int] = field(default_factory=list)
@@ -147,4 +150,6 @@ def _count(
         return
     route.dlq += 1
     route.truncated += output.truncated
-    route.replaced += planned_clean
+    if planned_clean:
+        route.replaced += 1
+        route.converted[(None, str(output.first_violation))] += 1

@@ -61,8 +61,11 @@ class BatchPlan:
         """Records headed for the DLQ topic."""
         return len(self.outputs) - self.clean_count
 
-    def event(self) -> dict[str, Any]:
-        """The structured batch event: no payload values, payload-derived names bounded."""
+    def event(self, converted: Counter[tuple[str | None, str]] | None = None) -> dict[str, Any]:
+        """The structured batch event: no payload values, payload-derived names bounded.
+
+        ``converted``: the violations of outputs the delivery turned into DLQ entries
+        (oversized, delivery_rejected), counted with the plan's own."""
         report = self.report
         kinds = list(map(_kind, self.outputs))
         clean = kinds.count("clean")
@@ -71,7 +74,7 @@ class BatchPlan:
         dlq = list(compress(self.outputs, map("clean".__ne__, kinds))) if clean < len(kinds) else []
         # Field names come from payloads (unknown keys): capped in number and length, so
         # 90,000 unique keys cannot make a huge log line or fill /status.
-        violations = self.violation_counts
+        violations = self.violation_counts + converted if converted else self.violation_counts
         by_field, fields_left_out = bounded_counts(_by(violations, 0))
         unknown, unknown_left_out = bounded_names(report.observed_unknown_fields)
         return {

@@ -39,7 +39,7 @@ class BatchReporter:
             state.dlq += delivered.dlq
         try:
             for delivered in outcome.routes:
-                event = delivered.plan.event() | {
+                event = delivered.plan.event(delivered.converted) | {
                     "clean_out": delivered.clean,
                     "dlq_out": delivered.dlq,
                     "truncated_envelopes": delivered.truncated,

@@ -48,6 +48,10 @@ def test_record_refused_by_the_clean_topic_goes_to_the_dlq(
     with ThreadedService.from_file(stream.config) as runner:
         wait_until(stream.all_consumed, 90, "all committed")
         assert runner.exit_code is None
+        events = list(runner.service.state.recent_events)
+    # The two conversions are counted as violations, as the verifier's own are.
+    assert sum(e["violations_by_kind"].get("delivery_rejected", 0) for e in events) == 2
+    assert sum(e["converted_to_dlq"] for e in events) == 2
     clean_keys = Counter(
         m.key for m in read_topic(kafka_bootstrap, stream.clean, isolation_level="read_committed")
     )
