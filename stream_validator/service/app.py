@@ -78,6 +78,18 @@ def metrics_hooks(
     return hooks
 
 
+def set_route_metrics(
+    metrics: ServiceMetrics, integrity: IntegrityMetrics, route: RouteConfig
+) -> None:
+    """At start-up, a route's series: its counters at 0 (delivery failures included), its
+    contract's null ceiling, state counters and NaN/±Inf gauges."""
+    contract = route.contract
+    metrics.declare_route(route.name, contract.name)
+    nullable = [f.name for f in contract.fields if f.is_nullable]
+    metrics.set_null_ceiling(contract.name, nullable, contract.max_allowed_null_pct)
+    set_integrity_metrics(integrity, route)
+
+
 def set_integrity_metrics(integrity: IntegrityMetrics, route: RouteConfig) -> None:
     """Create a route's state counters and NaN/±Inf rate gauges at 0."""
     contract = route.contract
@@ -105,9 +117,7 @@ def run_service(config_path: str, environ: Mapping[str, str] | None = None) -> i
     )
     integrity = IntegrityMetrics(registry)
     for route in config.routes:
-        nullable = [f.name for f in route.contract.fields if f.is_nullable]
-        metrics.set_null_ceiling(route.contract.name, nullable, route.contract.max_allowed_null_pct)
-        set_integrity_metrics(integrity, route)
+        set_route_metrics(metrics, integrity, route)
     breaker_metrics = BreakerMetrics(
         registry, [r.name for r in config.routes if r.circuit_breaker is not None]
     )

@@ -211,6 +211,16 @@ class ServiceMetrics:
                 self._null_ceiling.labels(contract, label).set(pct)
                 self._breaches.labels(contract, label)
 
+    def declare_route(self, route: str, contract: str) -> None:
+        """Create a configured route's series at start-up, its failure counters at 0: a
+        counter first seen at 1 is missed by ``increase()``, so a failure of the route's
+        very first batch would not alert."""
+        route = config_label("route", route)
+        contract = config_label("contract", contract)
+        with self._lock:
+            if (route, contract) not in self._route_series:
+                self._new_route_series(route, contract)
+
     def observe_batch(
         self,
         route: str,

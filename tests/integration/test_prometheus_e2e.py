@@ -114,6 +114,10 @@ def test_prometheus_sees_drift_and_null_spike(
     try:
         wait_until(service.ready, 60, "service readiness")
         wait_until(lambda: server.value('up{job="stream-validator"}') == 1.0, 60, "scrape up")
+        # Before any record: the route's failure counters exist at 0, so increase() (the
+        # DeliveryFailures alert) would catch a failure of the very first batch.
+        failures = 'stream_validator_delivery_failures_total{route="ticks",output="dlq"}'
+        assert server.value(failures) == 0.0
         assert (
             simulate(
                 [

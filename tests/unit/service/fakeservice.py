@@ -10,7 +10,7 @@ from typing import Any
 from stream_validator.config.settings import ServiceConfig, config_from_mapping
 from stream_validator.kafka.fake import FakeBroker, FakeClients
 from stream_validator.records import SourceRecord
-from stream_validator.service.app import metrics_hooks, set_integrity_metrics
+from stream_validator.service.app import metrics_hooks, set_route_metrics
 from stream_validator.service.breakermetrics import BreakerMetrics
 from stream_validator.service.integritymetrics import IntegrityMetrics
 from stream_validator.service.loop import StreamService
@@ -85,7 +85,7 @@ class Harness:
         self.metrics = ServiceMetrics(self.registry)
         self.integrity = IntegrityMetrics(self.registry)
         for route in self.config.routes:
-            set_integrity_metrics(self.integrity, route)
+            set_route_metrics(self.metrics, self.integrity, route)
         with_breaker = [r.name for r in self.config.routes if r.circuit_breaker is not None]
         self.breaker_metrics = BreakerMetrics(self.registry, with_breaker)
         self.clients = FakeClients(

@@ -154,6 +154,10 @@ def test_refused_clean_record_is_isolated_and_becomes_delivery_rejected() -> Non
 def test_dlq_entry_refused_alone_halts_with_its_coordinates() -> None:
     """A DLQ entry the DLQ topic refuses alone cannot go anywhere: exit 3, nothing committed."""
     h = Harness(service_config())
+    # The route's failure counters exist from start-up: an alert on increase() sees the
+    # first batch's failures too.
+    failures = {"route": "ticks", "output": "dlq"}
+    assert h.registry.get_sample_value("stream_validator_delivery_failures_total", failures) == 0
     h.feed([tick.json(0), b"garbage"])
     h.broker.faults.refuse = lambda r: "INVALID_RECORD" if r.topic == "dlq" else None
     assert h.run() == ServiceExit.HALTED

@@ -579,6 +579,22 @@ def test_delivery_failures_start_at_zero(
     assert value(registry, "stream_validator_dlq_envelopes_truncated_total", route="ticks") == 0
 
 
+def test_a_declared_route_starts_at_zero(
+    metrics: ServiceMetrics, registry: CollectorRegistry
+) -> None:
+    """declare_route (at start-up) creates the route's counters at 0 before any batch, so
+    that increase() catches a delivery failure of the very first batch."""
+    metrics.declare_route("ticks", "tick")
+    name = "stream_validator_delivery_failures_total"
+    for output in ("clean", "dlq"):
+        assert registry.get_sample_value(name, {"route": "ticks", "output": output}) == 0
+    labels = {"route": "ticks", "contract": "tick"}
+    assert registry.get_sample_value("stream_validator_records_consumed_total", labels) == 0
+    metrics.inc_delivery_failure("ticks", "dlq")
+    observe(metrics, report())  # the first batch reuses the declared series
+    assert registry.get_sample_value(name, {"route": "ticks", "output": "dlq"}) == 1
+
+
 def test_delivery_failure_rejects_unknown_output(metrics: ServiceMetrics) -> None:
     """An output outside {clean, dlq} raises ValueError."""
     with pytest.raises(ValueError, match="output"):
