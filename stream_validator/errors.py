@@ -22,7 +22,9 @@ Every exception the package raises on purpose derives from one root::
     ├── ReplayKafkaError                     a Kafka-side problem mid-replay
     └── UnknownRouteError (also LookupError) a breaker resume for no route with a breaker
 
-Two internal ValueErrors are turned into ConfigError / ContractFileError by their callers:
+Outside the tree: ``kafka.transactions.TransactionCallError`` (a plain Exception; a replay
+ends with exit code 3 on it), and two internal ValueErrors turned into
+ConfigError / ContractFileError by their callers:
 ``YamlFileError`` (an unreadable YAML text, or one that does not decode into its typed form)
 and ``PatternError`` (a source_pattern outside the portable syntax). The exit codes of each
 command are the IntEnums at the end.

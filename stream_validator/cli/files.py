@@ -30,7 +30,9 @@ def add_parser(commands: Subparsers) -> None:
     validate = commands.add_parser("validate", help="validate a JSON-lines file against a contract")
     validate.add_argument("--contract", required=True, metavar="FILE", help="contract YAML file")
     validate.add_argument("input", metavar="INPUT.jsonl", help="one JSON value per line; - = stdin")
-    validate.add_argument("--valid-out", metavar="FILE", help="write valid lines here, unchanged")
+    validate.add_argument(
+        "--valid-out", metavar="FILE", help="write valid lines here, unchanged (CRLF endings as LF)"
+    )
     validate.add_argument("--dlq-out", metavar="FILE", help="write DLQ entries here (JSON lines)")
     validate.add_argument(
         "--batch-size",

@@ -131,7 +131,7 @@ def add_parser(commands: Subparsers) -> argparse.ArgumentParser:
         type=non_negative_int,
         default=DEFAULT_MAX_REPLAYS,
         metavar="N",
-        help="requeue a record at most N times (default: %(default)s)",
+        help="a record replayed N times already stays in the DLQ, exhausted (default: %(default)s)",
     )
     add("--no-requeue", action="store_true", help="leave still-failing records in place")
     add("--force", action="store_true", help="allow --to another route's clean or DLQ topic")

@@ -1,4 +1,5 @@
-"""The one way a command turns SIGINT/SIGTERM into a graceful stop."""
+"""How a command turns SIGINT/SIGTERM into a graceful stop (``run`` has its own, a wakeup-fd
+watcher in ``service.app``)."""
 
 from __future__ import annotations
 

@@ -68,7 +68,7 @@ def add_parser(commands: Subparsers) -> None:
     add(
         "--bootstrap-servers",
         default=os.environ.get("KAFKA_BOOTSTRAP_SERVERS") or DEFAULT_BOOTSTRAP,
-        help="default: $KAFKA_BOOTSTRAP_SERVERS, else %(default)s",
+        help=f"default: $KAFKA_BOOTSTRAP_SERVERS, else {DEFAULT_BOOTSTRAP}",
     )
     add("--topic", required=True)
     add("--entity", choices=[e.value for e in Entity], default=Entity.TICK.value)
@@ -81,7 +81,12 @@ def add_parser(commands: Subparsers) -> None:
     add("--duration", type=_positive(float), metavar="SECONDS", help="stop after this long")
     add("--count", type=_positive(int), metavar="N", help="stop after N messages")
     add("--symbols", type=_positive(int), default=10, metavar="N", help="default: %(default)s")
-    add("--seed", type=int, help="fixes every record (default: random, shown in the summary)")
+    add(
+        "--seed",
+        type=int,
+        help="fixes the prices and the count windows; event times follow the clock"
+        " (default: random, shown in the summary)",
+    )
     add(
         "--scenario",
         type=_scenario,

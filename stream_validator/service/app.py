@@ -1,7 +1,8 @@
 """Wiring for ``stream-validator run``: config -> logging -> metrics/health -> Kafka loop.
 
-Exit codes: 0 clean shutdown, 1 fatal Kafka error, 2 invalid configuration,
-3 halted after repeated delivery failures, 4 shutdown deadline exceeded.
+Exit codes (``ServiceExit``): 0 clean shutdown, 1 fatal Kafka error, 2 invalid configuration
+or a port that cannot be bound, 3 halted (a record cannot be delivered, or batches keep
+failing), 4 shutdown deadline exceeded.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Prometheus metrics of the DLQ circuit breakers (the second module allowed to import
-prometheus_client; ``metrics`` holds the rest).
+"""Prometheus metrics of the DLQ circuit breakers (one of the service's metrics modules, the
+only ones allowed to import prometheus_client; ``metrics`` lists them).
 
 On the same injected ``CollectorRegistry`` as ``ServiceMetrics``. Labels come from a closed
 set: ``route`` is a configured route with a breaker (anything else raises ValueError before

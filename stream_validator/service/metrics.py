@@ -1,6 +1,7 @@
 """Prometheus metrics of the streaming service; with ``integritymetrics`` (per-symbol state,
-NaN/±Inf rates), ``breakermetrics`` (the circuit breakers') and ``histogram`` (a histogram
-fed per batch) the only modules that import prometheus_client.
+NaN/±Inf rates), ``breakermetrics`` (the circuit breakers'), ``histogram`` (a histogram fed
+per batch) and ``metricsserver`` (the /metrics endpoint) the only modules that import
+prometheus_client.
 
 Every metric lives on an injected ``CollectorRegistry`` (never the global one), so each
 service instance and each test owns its metrics.
