@@ -7,6 +7,8 @@ native loop: ``list.extend(map(decode, rows))``. When a decode raises, the Struc
 it are already in the list, so its length names the failing payload, which goes to the
 full rules; the same ``map`` iterator then goes on with the next payload. So a payload is
 decoded once, whatever fails around it, and no framing has to prove where a payload ends.
+When most of a chunk's first ``PROBE`` payloads fail (a vendor incident), the rest of the
+chunk goes to the full rules without a native try.
 Whatever the fast path does not accept goes to the full rules, whose verdict is final, so
 the fast path may only ever be *stricter* than the rules.
 
