@@ -50,6 +50,8 @@ Idempotence
   The null ceiling (a batch statistic) is not re-applied: a record quarantined only for
   ``null_ceiling_breach`` passes when its fields do. Nor is the per-symbol state: one
   quarantined only for a sequence or event-time kind passes when its fields and rules do.
+  Nor are skew windows (``max_future_s``, ``max_age_s``): replay validates without a clock,
+  so one quarantined only for ``timestamp_out_of_range`` passes when the rest does.
 
 Unreplayable records (garbage, other envelope versions, truncated payloads, keys or
 headers, checksum mismatches, records too large for the target, and with ``--to source``
