@@ -99,3 +99,14 @@ def test_a_short_chunk_is_never_cut() -> None:
     """A chunk of PROBE rows or fewer is decoded whole, however many fail."""
     batch = [FAILING[3]] * (PROBE - 1) + [GOOD]
     assert screen(batch) == (list(range(PROBE - 1)), [0, 0, 0])
+
+
+@pytest.mark.parametrize("dubious", DUBIOUS)
+def test_a_mostly_declined_chunk_still_finds_its_dubious_rows(dubious: bytes) -> None:
+    """When most rows of a chunk fail to decode, the commas and 'z's are counted in the few
+    accepted rows only: a repeated key or a lowercase 'z' among them is still declined."""
+    batch: list[object] = [FAILING[i % len(FAILING)] for i in range(12)]
+    batch[3:3] = [GOOD, dubious, NULLS]
+    declined, nulls = screen(batch)
+    assert declined == [i for i in range(len(batch)) if i not in (3, 5)]
+    assert nulls == [1, 0, 1]
