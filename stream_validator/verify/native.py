@@ -25,9 +25,8 @@ Where msgspec and the rules could differ, the fast path is kept stricter:
   again with the datetime fields as strings, parsed by ``fromisoformat``.
 * duplicate keys: an accepted payload holds the N declared keys, so at least N - 1 commas
   outside strings; when the accepted payloads of a chunk hold exactly N - 1 commas each
-  (counted over the chunk, in the same pass as the
-  ``z`` bytes below), no key was repeated. Otherwise each payload with more is
-  tokenized (``dupkeys``).
+  (counted over the chunk, in one pass with the ``z`` bytes above), no key was repeated.
+  Otherwise each payload with more is tokenized (``dupkeys``).
 * NaN, infinities and out-of-range numbers do not decode; bools are never numbers.
 * payloads that are not ``bytes`` or are over ``max_payload_bytes`` are not decoded.
 """
