@@ -52,7 +52,7 @@ def metrics_hooks(
             now=time.time(),
             clean=delivered.clean,
             dlq=delivered.dlq,
-            violation_counts=delivered.plan.violation_counts + delivered.converted,
+            violation_counts=delivered.violation_counts,
         )
         if integrity is not None:
             integrity.observe_batch(delivered.route, delivered.plan.report, delivered.plan.state)

@@ -42,6 +42,13 @@ class RouteDelivery:
         """The route's name."""
         return self.plan.route
 
+    @property
+    def violation_counts(self) -> Counter[tuple[str | None, str]]:
+        """(field, kind) -> count over the DLQ entries delivered: the plan's and the
+        conversions'."""
+        planned = self.plan.violation_counts
+        return planned + self.converted if self.converted else planned
+
 
 @dataclass(slots=True)
 class Sent:

@@ -39,10 +39,8 @@ class BatchReporter:
             state.dlq += delivered.dlq
         try:
             for delivered in outcome.routes:
-                event = delivered.plan.event(delivered.converted) | {
-                    "clean_out": delivered.clean,
-                    "dlq_out": delivered.dlq,
-                    "truncated_envelopes": delivered.truncated,
+                outputs = (delivered.clean, delivered.dlq, delivered.truncated)
+                event = delivered.plan.event(delivered.violation_counts, outputs) | {
                     "converted_to_dlq": delivered.replaced,
                     "duration_ms": round(duration * 1000, 3),
                 }

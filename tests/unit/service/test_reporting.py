@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections import Counter
 
 import pytest
 
@@ -51,3 +52,18 @@ def test_on_batch_gets_the_delivery_not_the_plan() -> None:
     hooks = ServiceHooks(on_batch=lambda d, _s: seen.append((d.clean, d.dlq)))
     BatchReporter(hooks, ServiceState(), str).report(delivered(clean=0, dlq=2), 0.01)
     assert seen == [(0, 2)]
+
+
+def test_event_counts_the_conversions_and_truncations_delivered() -> None:
+    """A clean output delivered to the DLQ as ``oversized``: its violation is in the event
+    beside the plan's, and the truncated envelopes are those delivered."""
+    outcome = delivered(clean=0, dlq=2)
+    (route,) = outcome.routes
+    route.truncated, route.replaced = 1, 1
+    route.converted = Counter({(None, "oversized"): 1})
+    state = ServiceState()
+    BatchReporter(ServiceHooks(), state, str).report(outcome, 0.01)
+    (event,) = state.recent_events
+    assert event["truncated_envelopes"] == 1 and event["converted_to_dlq"] == 1
+    assert event["violations_by_kind"] == {"undecodable": 1, "oversized": 1}
+    assert route.violation_counts == Counter({(None, "undecodable"): 1, (None, "oversized"): 1})
