@@ -11,12 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stream_validator.contracts.statespec import SymbolStateSpec
+from stream_validator.verify.report import ViolationKind
 from stream_validator.verify.symbolstate import (
     EventTally,
     SymbolEvent,
     SymbolEventKind,
     SymbolStateTracker,
     event_seconds,
+    feeds_state,
 )
 
 Make = Callable[..., SymbolStateTracker]
@@ -413,3 +415,20 @@ def test_event_seconds_reads_times(value: object, seconds: float) -> None:
 def test_event_seconds_refuses_non_times(value: object) -> None:
     """Anything that is not a time gives None, never an exception."""
     assert event_seconds(value) is None
+
+
+@pytest.mark.parametrize(
+    ("kinds", "fed"),
+    [
+        ([], True),
+        (["rule_violation"], True),
+        ([ViolationKind.RULE_VIOLATION, ViolationKind.TIMESTAMP_OUT_OF_RANGE], True),
+        (["rule_violation", "missing_field"], False),
+        ([ViolationKind.TYPE_MISMATCH], False),
+        (["undecodable"], False),
+    ],
+)
+def test_only_records_whose_fields_passed_feed_the_state(kinds: list[object], fed: bool) -> None:
+    """A DLQ entry feeds the state only when nothing but rules and skew windows failed
+    (kinds as strings or ViolationKind members)."""
+    assert feeds_state(kinds) is fed
