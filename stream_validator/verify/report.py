@@ -9,6 +9,7 @@ from enum import StrEnum
 from typing import Any, overload
 
 from stream_validator.codec import loads_raw
+from stream_validator.quickinit import quick_init
 
 
 class ViolationKind(StrEnum):
@@ -47,6 +48,7 @@ class ViolationKind(StrEnum):
     EVENT_TIME_REGRESSION = "event_time_regression"
 
 
+@quick_init  # built once per bad record
 @dataclass(frozen=True, slots=True)
 class Violation:
     """One broken check: which field (None for record-level problems), a stable kind, a
@@ -65,6 +67,7 @@ class Violation:
         return out
 
 
+@quick_init  # built once per bad record
 @dataclass(frozen=True, slots=True)
 class QuarantinedRecord:
     """A record that failed validation, with every violation it has.
