@@ -77,7 +77,7 @@ def breaker_spec_from_mapping(raw: object, where: str) -> BreakerSpec:
             wanted = "a whole number" if key in _COUNTS else "a number"
             problems.append(f"{key} must be {wanted}, got {value!r}")
     action = raw.get("action", "alert")
-    if action not in {a.value for a in BreakerAction}:
+    if not isinstance(action, str) or action not in {a.value for a in BreakerAction}:
         problems.append(f"action must be alert or pause, got {action!r}")
     if problems:
         raise ConfigError(f"{where}: " + "; ".join(problems))

@@ -125,7 +125,7 @@ def _rule(
             f"{where}: unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(_KEYS))})"
         )
     action = item.get("action", "quarantine")
-    if action not in {a.value for a in RuleAction}:
+    if not isinstance(action, str) or action not in {a.value for a in RuleAction}:
         problems.append(f"{where}: 'action' must be quarantine or flag, got {action!r}")
     description = item.get("description", "")
     if not isinstance(description, str):

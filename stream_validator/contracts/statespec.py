@@ -203,7 +203,7 @@ def _seconds(problems: list[str], where: str, value: object) -> float:
 
 def _action(problems: list[str], where: str, section: Mapping[str, Any]) -> RuleAction:
     value = section.get("action", "flag")
-    if value in {a.value for a in RuleAction}:
+    if isinstance(value, str) and value in {a.value for a in RuleAction}:
         return RuleAction(value)
     problems.append(f"{where} must be flag or quarantine, got {value!r}")
     return RuleAction.FLAG

@@ -48,13 +48,14 @@ def test_an_empty_section_is_a_breaker_with_the_defaults(tmp_path: Path) -> None
     ("breaker", "problem"),
     [
         ({"action": "stop"}, "action must be alert or pause, got 'stop'"),
+        ({"action": ["pause"]}, r"action must be alert or pause, got \['pause'\]"),
         ({"window_records": "many"}, "window_records must be a whole number"),
         ({"max_quarantined_share": 50}, r"max_quarantined_share must be in \[0, 1\)"),
         ({"probe_records": 0}, "probe_records >= 1"),
         ({"treshold": 1}, r"unknown key\(s\) treshold"),
         ("pause", "expected mapping"),
     ],
-    ids=["action", "type", "percent", "bound", "unknown-key", "not-a-mapping"],
+    ids=["action", "action-list", "type", "percent", "bound", "unknown-key", "not-a-mapping"],
 )
 def test_a_bad_section_names_the_route_and_the_key(
     tmp_path: Path, breaker: Any, problem: str

@@ -86,6 +86,13 @@ def test_unknown_action_is_rejected() -> None:
     assert "'action' must be quarantine or flag, got 'drop'" in problem
 
 
+@pytest.mark.parametrize("action", [["flag"], {"flag": True}, 1, None])
+def test_an_action_that_is_not_a_string_is_named(action: object) -> None:
+    """``action: [flag]`` (a YAML list) is a load error naming it, not a TypeError."""
+    (problem,) = problems_of([{"name": "a", "check": "bid < ask", "action": action}])
+    assert f"'action' must be quarantine or flag, got {action!r}" in problem
+
+
 def test_duplicate_rule_name_is_rejected() -> None:
     """Two rules cannot share a name: the name is the rule's label on violations."""
     (problem,) = problems_of(

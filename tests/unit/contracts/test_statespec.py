@@ -117,6 +117,8 @@ def test_frozen_seconds_need_event_time() -> None:
         ({"max_symbols": 1.5}, "state.max_symbols must be a whole number >= 0, got 1.5"),
         ({"sequence": {"field": "seq", "window": -1}}, "state.sequence.window must be a whole"),
         ({"sequence": {"field": "seq", "action": "drop"}}, "must be flag or quarantine"),
+        ({"sequence": {"field": "seq", "action": ["flag"]}}, "must be flag or quarantine"),
+        ({"event_time": {"field": "event_ts", "action": {"a": 1}}}, "must be flag or quarantine"),
         ({"event_time": {"field": "event_ts", "max_regression_s": "1s"}}, "seconds >= 0"),
     ],
 )
