@@ -1,0 +1,192 @@
+"""Any contract document (hypothesis): a contract the verifier can run, or ContractFileError.
+
+Contract files are written by hand and edited under pressure during a vendor incident. A
+document of any shape (known keys with values of any type, rules with any expression text,
+any ``state`` section) must give either a contract or a ``ContractFileError`` naming the
+problems, never another exception; and a contract the loader accepts must build a verifier
+that validates payloads without raising. SV_FUZZ_EXAMPLES sets the examples (1,000 by
+default; more by hand).
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from stream_validator import DataSchemaContractVerifier
+from stream_validator.contracts.loader import contract_from_mapping
+from stream_validator.errors import ContractFileError
+
+SETTINGS = settings(
+    max_examples=int(os.environ.get("SV_FUZZ_EXAMPLES", "1000")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+NAMES = ["price", "bid", "ask", "seq", "symbol", "ts", "size"]
+TYPES = ["float", "int", "str", "bool", "datetime"]
+
+anything = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(min_value=-(2**70), max_value=2**70),
+        st.floats(),  # NaN and infinities too
+        st.text(max_size=12),
+    ),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+numbers = st.one_of(
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(),
+    st.sampled_from([0, 1, -1, 1e-9, 1e308, 2**63, -(2**63) - 1]),
+)
+
+
+bounds = st.tuples(numbers, numbers).map(sorted)  # mostly in order (NaN aside)
+seconds = st.integers(min_value=0, max_value=10**6) | st.floats(min_value=0, max_value=1e9)
+# The options each type takes: a clean document loads more often than not.
+OPTIONS: dict[str, dict[str, st.SearchStrategy[Any]]] = {
+    "float": {"allow_non_finite": st.booleans(), "bounds": bounds},
+    "int": {"bounds": bounds},
+    "str": {},
+    "bool": {},
+    "datetime": {
+        "require_timezone": st.booleans(),
+        "max_future_s": seconds,
+        "max_age_s": seconds,
+    },
+}
+
+
+def _field(label: str) -> st.SearchStrategy[dict[str, Any]]:
+    return st.fixed_dictionaries(
+        {"type": st.just(label)}, optional={"nullable": st.booleans(), **OPTIONS[label]}
+    ).map(_spread_bounds)
+
+
+def _spread_bounds(spec: dict[str, Any]) -> dict[str, Any]:
+    low_high = spec.pop("bounds", None)
+    if low_high is not None:
+        spec["min_value"], spec["max_value"] = low_high
+    return spec
+
+
+# Fields named after NAMES in order (unique names).
+field_lists = st.lists(st.sampled_from(TYPES).flatmap(_field), min_size=1, max_size=len(NAMES)).map(
+    lambda specs: [{"name": n, **spec} for n, spec in zip(NAMES, specs, strict=False)]
+)
+operand = st.sampled_from(NAMES) | st.sampled_from(["0", "1.5", "-2", "1e400", "true", "null"])
+expressions = st.one_of(
+    st.builds(
+        lambda a, op, b: f"{a} {op} {b}",
+        operand,
+        st.sampled_from(["<", "<=", "==", "!=", ">", ">=", "+", "-", "*", "/", "and", "or"]),
+        operand,
+    ),
+    st.builds(lambda a, b, c: f"({a} - {b}) / {c} <= 0.05 and {a} > 0", operand, operand, operand),
+    st.text(max_size=30),
+)
+rules = st.fixed_dictionaries(
+    {"name": st.from_regex(r"[a-z][a-z0-9_]{0,9}", fullmatch=True), "check": expressions},
+    optional={
+        "action": st.sampled_from(["quarantine", "flag"]),
+        "description": st.text(max_size=10),
+    },
+)
+actions = st.sampled_from(["flag", "quarantine"])
+state = st.fixed_dictionaries(
+    {"key": st.sampled_from(NAMES)},
+    optional={
+        "max_symbols": st.integers(min_value=1, max_value=10**6),
+        "sequence": st.fixed_dictionaries(
+            {"field": st.sampled_from(NAMES)},
+            optional={
+                "window": st.integers(min_value=0, max_value=100),
+                "resync_after": st.none() | st.integers(min_value=1, max_value=10),
+                "action": actions,
+            },
+        ),
+        "event_time": st.fixed_dictionaries(
+            {"field": st.sampled_from(NAMES)},
+            optional={"max_regression_s": seconds, "action": actions},
+        ),
+        "frozen_quote": st.fixed_dictionaries(
+            {"fields": st.lists(st.sampled_from(NAMES), min_size=1, max_size=3, unique=True)},
+            optional={
+                "max_updates": st.integers(min_value=1, max_value=100),
+                "max_seconds": seconds,
+            },
+        ),
+    },
+)
+clean = st.fixed_dictionaries(
+    {"name": st.text(min_size=1, max_size=8), "fields": field_lists},
+    optional={
+        "version": st.sampled_from(["1", 2, 2.5]),
+        "max_allowed_null_pct": st.floats(min_value=0, max_value=100) | numbers,
+        "forbid_unknown_fields": st.booleans(),
+        "rules": st.lists(rules, max_size=3),
+        "state": state,
+    },
+)
+
+
+def _corrupt(document: Any, edits: list[tuple[int, Any]]) -> Any:
+    """Replace the value at a few places of the document (picked by index) with junk,
+    or add a key nobody declared."""
+    for pick, junk in edits:
+        places: list[tuple[Any, Any]] = []
+        stack = [document]
+        while stack:
+            node = stack.pop()
+            keys = list(node) if isinstance(node, dict) else range(len(node))
+            for key in keys:
+                places.append((node, key))
+                if isinstance(node[key], dict | list):
+                    stack.append(node[key])
+        if not places:
+            break
+        node, key = places[pick % len(places)]
+        if isinstance(node, dict) and pick % 7 == 0:
+            node[f"{key}_typo"] = junk
+        else:
+            node[key] = junk
+    return document
+
+
+documents = st.one_of(
+    clean,
+    st.builds(_corrupt, clean, st.lists(st.tuples(st.integers(0, 10**6), anything), max_size=2)),
+    anything,
+)
+
+PAYLOADS = [
+    b'{"price":1.5,"bid":1.0,"ask":2.0,"seq":1,"symbol":"A","ts":"2026-12-02T00:00:00Z","size":3}',
+    b'{"price":null,"bid":"x","seq":2,"symbol":"A","extra":1}',
+    b"[]",
+    b"garbage",
+    b'{"price":1,"price":2}',
+]
+
+
+@SETTINGS
+@given(document=documents)
+def test_a_contract_document_loads_or_names_its_problems(document: Any) -> None:
+    try:
+        contract = contract_from_mapping(document, source="fuzz.yaml")
+    except ContractFileError as exc:
+        assert "fuzz.yaml" in str(exc)
+        event("refused")
+        return
+    event("loaded")
+    verifier = DataSchemaContractVerifier(contract)
+    report = verifier.validate_payloads(PAYLOADS, now=datetime(2026, 12, 2, tzinfo=UTC))
+    assert report.valid_count + report.quarantined_count == len(PAYLOADS)
