@@ -11,13 +11,20 @@ Two things ``yaml.safe_load`` does that a config reader must not:
 * A syntax error's message quotes the offending source line (and an undefined alias
   quotes its name): on the ``sasl.password`` line that is the password, printed before
   any secret is known. Here errors give line and column only, never source text.
+
+``read_text_file`` reads such a file. A wrong path must not hang or exhaust memory (a
+device such as ``/dev/zero``, a FIFO, a multi-GB log): only a regular file of at most
+``MAX_FILE_BYTES`` is read.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 from collections.abc import Mapping, Sequence
-from typing import TypeVar
+from typing import Final, TypeVar
 
 import msgspec
 import yaml
@@ -37,6 +44,33 @@ _LOOKS_NUMERIC = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 _YAML_WORDS = {"object": "mapping", "array": "list"}
 T = TypeVar("T")
 KeyPath = tuple[str | int, ...]
+#: Config and contract files hold a few KB; a larger file is a wrong path.
+MAX_FILE_BYTES: Final = 1 << 20
+
+
+def read_text_file(path: str | os.PathLike[str]) -> str:
+    """The UTF-8 text of a config or contract file.
+
+    OSError when the path cannot be opened, holds a NUL byte, is not a regular file or is
+    larger than MAX_FILE_BYTES; UnicodeDecodeError when the text is not UTF-8.
+    """
+    try:
+        # O_NONBLOCK: opening a FIFO for reading would wait for a writer.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except ValueError as exc:  # a NUL byte in the path
+        raise OSError(errno.EINVAL, f"invalid path: {exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        file = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with file:
+        data = file.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise OSError(errno.EFBIG, f"larger than {MAX_FILE_BYTES:,} bytes")
+    return data.decode("utf-8")
 
 
 class _StrictLoader(yaml.SafeLoader):

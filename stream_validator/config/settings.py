@@ -36,7 +36,7 @@ from stream_validator.config.schema import PAYLOAD_HEADROOM_BYTES as PAYLOAD_HEA
 from stream_validator.config.schema import ConfigDoc, RouteDoc
 from stream_validator.contracts import SchemaContract, load_contract
 from stream_validator.errors import ConfigError, ContractFileError, PatternError, YamlFileError
-from stream_validator.yamlfile import decode, parse_yaml
+from stream_validator.yamlfile import decode, parse_yaml, read_text_file
 
 ENV_PREFIX = "SV_"
 MAX_ROUTE_NAME_CHARS = 100
@@ -131,7 +131,7 @@ def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> S
     """Read the YAML file, apply SV_* environment overrides, check everything."""
     source = str(path)
     try:
-        document = parse_yaml(Path(path).read_text(encoding="utf-8")) or {}
+        document = parse_yaml(read_text_file(path)) or {}
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{source}: cannot read config file: {exc}") from exc
     except YamlFileError as exc:

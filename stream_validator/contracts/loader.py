@@ -51,7 +51,7 @@ from stream_validator.contracts.model import SUPPORTED_TYPES, FieldSpec, SchemaC
 from stream_validator.contracts.rulespec import RuleSpec, parse_rules
 from stream_validator.contracts.statespec import SymbolStateSpec, state_spec_from_mapping
 from stream_validator.errors import ContractFileError, RuleListError, StateSpecError, YamlFileError
-from stream_validator.yamlfile import decode, read_yaml
+from stream_validator.yamlfile import decode, read_text_file, read_yaml
 
 #: The names of SUPPORTED_TYPES (a test keeps the two equal).
 TypeLabel = Literal["float", "int", "str", "bool", "datetime"]
@@ -93,7 +93,7 @@ def load_contract(path: str | Path) -> SchemaContract:
     """Read one contract file; ContractFileError lists every problem, naming path and line."""
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_text_file(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise ContractFileError(source, f"cannot read file: {exc}") from exc
     try:

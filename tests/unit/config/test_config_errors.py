@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +137,18 @@ def test_lower_case_log_levels_are_accepted(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(document(service={"log_level": "debug"})))
     assert load_config(path, {}).log_level == "debug"
+
+
+def test_a_contract_path_with_a_nul_byte_is_a_config_error(tmp_path: Path) -> None:
+    """``contract: "tick.yaml\\0"`` names the route's contract, not a ValueError."""
+    doc = document()
+    doc["routes"][0]["contract"] = TICK + "\x00"
+    assert "routes[0].contract (route 'ticks')" in error(tmp_path, doc)
+
+
+def test_a_config_path_that_is_not_a_regular_file_is_refused(tmp_path: Path) -> None:
+    """A FIFO given as the config file is refused at once (its open would wait)."""
+    fifo = tmp_path / "service.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError, match="not a regular file"):
+        load_config(fifo, {})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import get_args
 
@@ -14,6 +15,7 @@ from stream_validator.contracts import (
 )
 from stream_validator.contracts.loader import TypeLabel
 from stream_validator.errors import ContractFileError
+from stream_validator.yamlfile import MAX_FILE_BYTES
 
 HEAD = "name: quotes\nfields:\n  - {name: a, type: int}\n  - {name: b, type: float}\n"
 
@@ -128,3 +130,33 @@ def test_timestamp_options_on_a_non_datetime_field_name_it(tmp_path: Path) -> No
         "field 'c': require_timezone applies to datetime fields only",
         "field 'c': max_age_s applies to datetime fields only",
     ]
+
+
+def _refused(path: Path | str) -> str:
+    with pytest.raises(ContractFileError) as info:
+        load_contract(path)
+    return info.value.detail
+
+
+def test_a_path_that_is_not_a_regular_file_is_refused_at_once(tmp_path: Path) -> None:
+    """A FIFO (whose open would wait for a writer), a device that never ends and a
+    directory: each is a load error, without reading."""
+    fifo = tmp_path / "contract.fifo"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/zero"), tmp_path):
+        assert "not a regular file" in _refused(path)
+
+
+def test_a_path_with_a_nul_byte_is_a_load_error() -> None:
+    """A NUL byte in the path (possible in a YAML string) is named, not a ValueError."""
+    assert "invalid path" in _refused("tick.yaml\x00")
+
+
+def test_a_file_over_the_size_limit_is_refused(tmp_path: Path) -> None:
+    """A valid contract followed by more than MAX_FILE_BYTES of comments: a wrong path
+    (a log, say) is not read whole into memory."""
+    path = tmp_path / "c.yaml"
+    path.write_text(HEAD + "# padding\n" * (MAX_FILE_BYTES // 10 + 1))
+    assert f"larger than {MAX_FILE_BYTES:,} bytes" in _refused(path)
+    path.write_text(HEAD)
+    assert load_contract(path).field_names == ("a", "b")
