@@ -18,6 +18,7 @@ from stream_validator.verify import (
     DataSchemaContractVerifier,
     QuarantinedRecord,
     SchemaContractValidationReport,
+    ViolationKind,
 )
 from stream_validator.verify.statefeed import StateFeed
 from stream_validator.verify.symbolstate import EventTally, SymbolStateTracker, feeds_state
@@ -173,22 +174,42 @@ class FileState:
         }
 
 
-def _blocks(stream: IO[bytes]) -> Iterator[list[bytes]]:
-    """The input's lines (without line endings) in lists of about BLOCK_BYTES."""
-    rest = b""
+def _blocks(stream: IO[bytes], limit: int) -> Iterator[tuple[list[bytes], int | None]]:
+    """The input's lines (without line endings) in lists of about BLOCK_BYTES, and the
+    length of the block's first line when it was cut (else None).
+
+    A line that runs over several blocks is kept only up to ``limit + 1`` bytes, enough
+    for the verifier to judge it oversized: a file that is one huge line (a JSON array
+    dump, say) is never held whole, nor copied again with each block.
+    """
+    rest = b""  # the start of the line not yet ended, at most limit + 1 bytes of it
+    length = 0  # that line's length so far
     while True:
         data = stream.read(BLOCK_BYTES)
         if not data:
-            if rest:
-                yield [rest]
+            if length:
+                yield [rest], (length if length > len(rest) else None)
             return
+        if b"\n" not in data:  # the line goes on
+            length += len(data)
+            if len(rest) <= limit:
+                rest += data[: limit + 1 - len(rest)]
+            continue
+        first_cut = length > len(rest)
         if rest:
             data = rest + data
         lines = data.split(b"\n")
+        cut = None
+        if first_cut:
+            cut = length + len(lines[0]) - len(rest)
+            lines[0] = lines[0][: limit + 1]
         rest = lines.pop()
+        length = len(rest)
+        if length > limit:
+            rest = rest[: limit + 1]
         if b"\r" in data:
             lines = [line.rstrip(b"\r") for line in lines]
-        yield lines
+        yield lines, cut
 
 
 def _without(items: list[T], positions: list[int]) -> list[T]:
@@ -204,16 +225,32 @@ def _without(items: list[T], positions: list[int]) -> list[T]:
     return kept
 
 
-def dlq_line(line_number: int, quarantined: QuarantinedRecord, raw: bytes) -> bytes:
-    """One DLQ entry of the offline validator, as a JSON line."""
+def dlq_line(
+    line_number: int, quarantined: QuarantinedRecord, raw: bytes, length: int | None = None
+) -> bytes:
+    """One DLQ entry of the offline validator, as a JSON line.
+
+    ``length``: the line's length when ``raw`` is only its start (a line over
+    max_payload_bytes that spanned blocks): the entry says so and gives that length."""
+    violations = [v.as_dict() for v in quarantined.violations]
+    reason = quarantined.violation_reason
+    if length is not None:
+        said, true = f"payload is {len(raw)} bytes", f"payload is {length} bytes"
+        for violation in violations:
+            if violation["kind"] == ViolationKind.OVERSIZED:
+                violation["message"] = (violation["message"] or "").replace(said, true, 1)
+        reason = reason.replace(said, true, 1)
     text, encoding = payload_to_text(raw)
-    entry = {
+    entry: dict[str, Any] = {
         "line": line_number,
-        "violations": [v.as_dict() for v in quarantined.violations],
-        "violation_reason": quarantined.violation_reason,
+        "violations": violations,
+        "violation_reason": reason,
         "raw": text,
         "raw_encoding": encoding,
     }
+    if length is not None:
+        entry["raw_truncated"] = True
+        entry["raw_length"] = length
     return encode_json(entry) + b"\n"
 
 
@@ -238,9 +275,11 @@ def validate_jsonl(
     first_line = 1
     in_batch = 0
     number = 0  # lines read so far
-    for lines in _blocks(source):
+    for lines, cut in _blocks(source, verifier.max_payload_bytes):
         start = number + 1
         number += len(lines)
+        # A cut first line is kept as its first max_payload_bytes + 1 bytes (oversized).
+        lengths = {start: cut} if cut is not None else {}
         blank: list[int] = []
         if not all(lines) or any(map(bytes.isspace, lines)):  # in C: usually none
             blank = [i for i, line in enumerate(lines) if not line or line.isspace()]
@@ -258,7 +297,9 @@ def validate_jsonl(
                 take = min(take, batch_size - in_batch)
             if in_batch == 0:
                 first_line = numbers[done]
-            _write(batch, lines[done : done + take], numbers, done, valid_out, dlq_out, state)
+            _write(
+                batch, lines[done : done + take], numbers, done, valid_out, dlq_out, state, lengths
+            )
             done += take
             in_batch += take
             if batch_size and in_batch >= batch_size:
@@ -286,8 +327,10 @@ def _write(
     valid_out: IO[bytes] | None,
     dlq_out: IO[bytes] | None,
     state: FileState | None = None,
+    lengths: dict[int, int] | None = None,
 ) -> None:
-    """Validate payloads (one batch's share of a block) and write them out in order."""
+    """Validate payloads (one batch's share of a block) and write them out in order;
+    ``lengths``: line number -> length of the lines cut short."""
     base = batch.total_records
     decoded: list[Any] | None = [] if state is not None else None
     quarantined = batch.add_payloads(payloads, decoded)
@@ -303,7 +346,9 @@ def _write(
     if dlq_out is not None:
         for q in quarantined:
             position = q.index - base
-            dlq_out.write(dlq_line(numbers[offset + position], q, payloads[position]))
+            line = numbers[offset + position]
+            length = lengths.get(line) if lengths else None
+            dlq_out.write(dlq_line(line, q, payloads[position], length))
 
 
 def render_summary(summary: FileSummary) -> str:

@@ -227,3 +227,28 @@ def test_validate_streams_blocks_like_line_by_line(
         [7, 10],
         [11, 12],
     ]
+
+
+def test_a_line_over_the_limit_is_never_held_whole(make_tick: TickFactory) -> None:
+    """A 20 MiB line (a JSON array dump given by mistake) between valid lines, and again
+    unended at the end of the input: each is quarantined as oversized with its true length,
+    its DLQ entry holds only its first max_payload_bytes + 1 bytes (``raw_truncated``), and
+    the lines around it are judged as usual."""
+    limit = 1000
+    verifier = DataSchemaContractVerifier(load_contract(TICK), max_payload_bytes=limit)
+    huge = b"[" + b"1," * (10 << 20) + b"1]"
+    good = [make_tick.json(1), make_tick.json(2)]
+    data = good[0] + b"\n" + huge + b"\n" + good[1] + b"\n" + huge
+    valid, dlq = io.BytesIO(), io.BytesIO()
+    summary = validate_jsonl(verifier, io.BytesIO(data), valid_out=valid, dlq_out=dlq)
+    assert (summary.lines, summary.valid, summary.quarantined) == (4, 2, 2)
+    assert valid.getvalue() == good[0] + b"\n" + good[1] + b"\n"
+    entries = [json.loads(line) for line in dlq.getvalue().splitlines()]
+    assert [entry["line"] for entry in entries] == [2, 4]
+    for entry in entries:
+        assert (entry["raw_truncated"], entry["raw_length"]) == (True, len(huge))
+        assert len(entry["raw"]) == limit + 1
+        (violation,) = entry["violations"]
+        assert violation["kind"] == "oversized"
+        assert f"payload is {len(huge)} bytes, above" in violation["message"]
+        assert f"payload is {len(huge)} bytes, above" in entry["violation_reason"]
