@@ -8,11 +8,10 @@ SV_FUZZ_EXAMPLES sets the examples (500 by default; more by hand).
 from __future__ import annotations
 
 import copy
-import os
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 from stream_validator.config.settings import (
@@ -21,12 +20,9 @@ from stream_validator.config.settings import (
     config_from_mapping,
 )
 from stream_validator.errors import ConfigError
+from tests.support.fuzz import corrupt, fuzz_settings, junk
 
-SETTINGS = settings(
-    max_examples=int(os.environ.get("SV_FUZZ_EXAMPLES", "500")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+SETTINGS = fuzz_settings(500)
 CONTRACTS = Path(__file__).resolve().parents[3] / "config" / "contracts"
 
 VALID: dict[str, Any] = {
@@ -59,49 +55,16 @@ VALID: dict[str, Any] = {
     ],
 }
 
-junk = st.recursive(
-    st.one_of(
-        st.none(),
-        st.booleans(),
-        st.integers(min_value=-(2**70), max_value=2**70),
-        st.floats(),
-        st.text(max_size=12),
-        st.sampled_from(["", "\x00", "../x", "/dev/null", "tick.yaml\x00", "0", "1e9", "-1"]),
-    ),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
-    ),
-    max_leaves=6,
-)
-
-
-def _places(document: Any) -> list[tuple[Any, Any]]:
-    places: list[tuple[Any, Any]] = []
-    stack = [document]
-    while stack:
-        node = stack.pop()
-        for key in list(node) if isinstance(node, dict) else range(len(node)):
-            places.append((node, key))
-            if isinstance(node[key], dict | list):
-                stack.append(node[key])
-    return places
+values = junk("", "\x00", "../x", "/dev/null", "tick.yaml\x00", "0", "1e9", "-1")
 
 
 def _corrupt(edits: list[tuple[int, Any]]) -> dict[str, Any]:
     """The valid config with a few values replaced by junk (or a junk key added)."""
-    document = copy.deepcopy(VALID)
-    for pick, value in edits:
-        places = _places(document)
-        node, key = places[pick % len(places)]
-        if isinstance(node, dict) and pick % 5 == 0:
-            node[f"{key}x"] = value
-        else:
-            node[key] = value
-    return document
+    return corrupt(copy.deepcopy(VALID), edits, new_key_every=5)  # type: ignore[no-any-return]
 
 
 documents = st.builds(
-    _corrupt, st.lists(st.tuples(st.integers(0, 10**6), junk), min_size=0, max_size=3)
+    _corrupt, st.lists(st.tuples(st.integers(0, 10**6), values), min_size=0, max_size=3)
 )
 names = st.sampled_from(
     [

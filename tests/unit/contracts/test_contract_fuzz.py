@@ -10,39 +10,24 @@ default; more by hand).
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 from stream_validator import DataSchemaContractVerifier
 from stream_validator.contracts.loader import contract_from_mapping
 from stream_validator.errors import ContractFileError
+from tests.support.fuzz import corrupt, fuzz_settings, junk
 
-SETTINGS = settings(
-    max_examples=int(os.environ.get("SV_FUZZ_EXAMPLES", "1000")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+SETTINGS = fuzz_settings(1000)
 
 NAMES = ["price", "bid", "ask", "seq", "symbol", "ts", "size"]
 TYPES = ["float", "int", "str", "bool", "datetime"]
 
-anything = st.recursive(
-    st.one_of(
-        st.none(),
-        st.booleans(),
-        st.integers(min_value=-(2**70), max_value=2**70),
-        st.floats(),  # NaN and infinities too
-        st.text(max_size=12),
-    ),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
-    ),
-    max_leaves=6,
-)
+anything = junk()
 numbers = st.one_of(
     st.integers(min_value=-(2**70), max_value=2**70),
     st.floats(),
@@ -139,32 +124,13 @@ clean = st.fixed_dictionaries(
 )
 
 
-def _corrupt(document: Any, edits: list[tuple[int, Any]]) -> Any:
-    """Replace the value at a few places of the document (picked by index) with junk,
-    or add a key nobody declared."""
-    for pick, junk in edits:
-        places: list[tuple[Any, Any]] = []
-        stack = [document]
-        while stack:
-            node = stack.pop()
-            keys = list(node) if isinstance(node, dict) else range(len(node))
-            for key in keys:
-                places.append((node, key))
-                if isinstance(node[key], dict | list):
-                    stack.append(node[key])
-        if not places:
-            break
-        node, key = places[pick % len(places)]
-        if isinstance(node, dict) and pick % 7 == 0:
-            node[f"{key}_typo"] = junk
-        else:
-            node[key] = junk
-    return document
-
-
 documents = st.one_of(
     clean,
-    st.builds(_corrupt, clean, st.lists(st.tuples(st.integers(0, 10**6), anything), max_size=2)),
+    st.builds(
+        partial(corrupt, new_key_every=7),
+        clean,
+        st.lists(st.tuples(st.integers(0, 10**6), anything), max_size=2),
+    ),
     anything,
 )
 

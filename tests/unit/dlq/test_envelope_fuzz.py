@@ -10,10 +10,9 @@ replay shows) returns None rather than raise. SV_FUZZ_EXAMPLES sets the examples
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from stream_validator.dlq import EnvelopeContext, build_dlq_record
@@ -28,12 +27,9 @@ from stream_validator.dlq.headers_form import HEADERS_COUNT
 from stream_validator.dlq.records import HEADER_PREFIX
 from stream_validator.records import SourceRecord
 from stream_validator.verify import Violation, ViolationKind
+from tests.support.fuzz import TRUNCATED, fuzz_settings, json_scalars
 
-SETTINGS = settings(
-    max_examples=int(os.environ.get("SV_FUZZ_EXAMPLES", "400")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+SETTINGS = fuzz_settings(400)
 
 CONTEXT = EnvelopeContext(
     route="ticks",
@@ -90,16 +86,11 @@ SV_NAMES = [
     )
 ] + [HEADERS_COUNT, "sv.replay.count"]
 
-json_scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(2**70), max_value=2**70),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=20),
-    st.sampled_from(["envelope", "headers", "utf8", "base64", "1", "-1", "0", "AAPL"]),
+envelope_scalars = json_scalars | st.sampled_from(
+    ["envelope", "headers", "utf8", "base64", "1", "-1", "0", "AAPL"]
 )
 json_values = st.recursive(
-    json_scalars,
+    envelope_scalars,
     lambda inner: st.one_of(
         st.lists(inner, max_size=4),
         st.dictionaries(st.sampled_from(ENVELOPE_KEYS) | st.text(max_size=8), inner, max_size=4),
@@ -165,12 +156,6 @@ originals = st.builds(
     # As the Kafka client reports it: not available, create time, log append time.
     timestamp_type=st.sampled_from([0, 1, 2]),
 )
-TRUNCATED = {
-    UnreplayableReason.PAYLOAD_TRUNCATED,
-    UnreplayableReason.KEY_TRUNCATED,
-    UnreplayableReason.HEADERS_TRUNCATED,
-    UnreplayableReason.HEADERS_DROPPED,
-}
 
 
 @SETTINGS

@@ -15,27 +15,22 @@ whatever the route's null-ceiling policy and message limit, ``RouteProcessor.pla
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 from stream_validator.dlq.envelope_reader import (
     Envelope,
     Unreplayable,
-    UnreplayableReason,
     dlq_document,
     parse_dlq_record,
 )
 from stream_validator.records import SourceRecord
+from tests.support.fuzz import TRUNCATED, fuzz_settings, json_scalars
 from tests.support.ticks import tick, tick_processor
 
-SETTINGS = settings(
-    max_examples=int(os.environ.get("SV_FUZZ_EXAMPLES", "150")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+SETTINGS = fuzz_settings(150)
 
 FIELDS = list(tick())
 
@@ -53,14 +48,7 @@ def _mutated(seq: int, how: str, name: str, junk: Any) -> bytes:
     return json.dumps(record).encode()
 
 
-json_junk = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(2**70), max_value=2**70),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=30),
-    st.lists(st.integers(), max_size=3),
-)
+json_junk = json_scalars | st.lists(st.integers(), max_size=3)
 values = st.one_of(
     st.integers(min_value=0, max_value=10**6).map(tick.json),
     # A null bid: valid, but a few of them breach the 1 % null ceiling.
@@ -104,11 +92,6 @@ records = st.lists(
         for i, (key, value, hdrs, ts) in enumerate(rows)
     ]
 )
-TRUNCATED = {
-    UnreplayableReason.PAYLOAD_TRUNCATED,
-    UnreplayableReason.KEY_TRUNCATED,
-    UnreplayableReason.HEADERS_TRUNCATED,
-}
 
 
 @SETTINGS
