@@ -7,6 +7,7 @@ for CI; run more by hand).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 from hypothesis import HealthCheck, settings
@@ -61,6 +62,20 @@ def junk(*extra: Any) -> st.SearchStrategy[Any]:
             st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
         ),
         max_leaves=6,
+    )
+
+
+def headers(names: Sequence[str], *, max_size: int) -> st.SearchStrategy[Any]:
+    """Kafka headers: names the code reads (``names``) or any text, each with no value, any
+    bytes or a number-like value."""
+    return st.lists(
+        st.tuples(
+            st.sampled_from(list(names)) | st.text(max_size=10),
+            st.none()
+            | st.binary(max_size=30)
+            | st.sampled_from([b"1", b"7", b"-1", b"999", b"x", b"headers"]),
+        ),
+        max_size=max_size,
     )
 
 

@@ -19,7 +19,7 @@ from stream_validator.dlq.envelope_reader import Envelope, Unreplayable, parse_d
 from stream_validator.records import SourceRecord
 from stream_validator.replay.planner import REPLAY_HEADER_PREFIX, Outcome, build_output
 from tests.support.dlq import DLQ, context, dlq_record, planner, raw_dlq_record
-from tests.support.fuzz import TRUNCATED, fuzz_settings, junk
+from tests.support.fuzz import TRUNCATED, fuzz_settings, headers, junk
 from tests.support.ticks import seed_tick
 
 SETTINGS = fuzz_settings(300)
@@ -31,13 +31,8 @@ values = st.one_of(
     st.integers(0, 1000).map(lambda s: seed_tick.json(s, volume="x")),
     st.binary(max_size=60),
 )
-headers = st.lists(
-    st.tuples(
-        st.sampled_from(["trace", "sv.replay.count", "sv.replay.dlq.offset", "sv.dlq.format"])
-        | st.text(max_size=8),
-        st.none() | st.binary(max_size=12) | st.sampled_from([b"1", b"7", b"-1", b"headers"]),
-    ),
-    max_size=3,
+record_headers = headers(
+    ["trace", "sv.replay.count", "sv.replay.dlq.offset", "sv.dlq.format"], max_size=3
 )
 written = st.builds(
     lambda value, key, hdrs, replays, topic, offset, limit: dlq_record(
@@ -52,7 +47,7 @@ written = st.builds(
     ),
     values,
     st.none() | st.binary(max_size=12),
-    headers,
+    record_headers,
     st.integers(0, 4),
     st.sampled_from(["ticks", "ticks", "ticks.eu", "other"]),
     st.integers(0, 30),
@@ -61,7 +56,7 @@ written = st.builds(
 foreign = st.builds(
     lambda value, hdrs, offset: raw_dlq_record(value, headers=hdrs, offset=offset),
     st.none() | st.binary(max_size=80) | junk().map(lambda v: repr(v).encode()),
-    headers,
+    record_headers,
     st.integers(0, 30),
 )
 
