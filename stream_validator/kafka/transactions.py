@@ -73,8 +73,15 @@ class Transactions:
         )
 
     def begin(self) -> None:
-        """Open the batch's transaction."""
-        self._call("begin_transaction", lambda p: p.begin_transaction(), 0.0)  # local
+        """Open the batch's transaction. Raises ProducerLostError or FatalTransactionError.
+
+        A begin that fails otherwise (librdkafka's local state check: the producer is not
+        where the service left it) is a lost producer too: replacing it fences whatever the
+        old one still holds, and the batch is read again from the committed offsets."""
+        try:
+            self._call("begin_transaction", lambda p: p.begin_transaction(), 0.0)  # local
+        except _AbortableError as exc:
+            raise ProducerLostError(f"begin failed: {exc}") from None
         self._open = True
 
     def abort(self) -> None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from stream_validator.errors import ServiceExit
+import pytest
+
+from stream_validator.errors import KafkaErrorInfo, ServiceExit
 from stream_validator.kafka.fake import abortable, fatal
 
 from .fakeservice import EVERY_POLL, Harness, service_config, tick
@@ -94,3 +96,26 @@ def test_refused_record_in_a_transaction_is_isolated_without_duplicates() -> Non
     assert len(h.topic("clean")) == 4 and max(seqs(h).values()) == 1
     assert len(h.topic("dlq")) == 1
     assert h.broker.committed("svc") == {("src", 0): 5}
+
+
+@pytest.mark.parametrize(
+    "error",
+    [abortable(), KafkaErrorInfo("_STATE", "Operation not valid in state Ready")],
+    ids=["abortable", "state"],
+)
+def test_a_failed_begin_replaces_the_producer_and_delivers_once(error: KafkaErrorInfo) -> None:
+    """begin_transaction failing without a fatal error (an internal exception escaped the
+    loop before): the producer is replaced, the batch read again, every record once."""
+    h = Harness(service_config(transactional=True, commit_interval_s=EVERY_POLL))
+    h.feed([tick.json(i) for i in range(25)])
+
+    def fail_second_begin(count: int, _record: object) -> None:
+        if count == 1:
+            h.broker.faults.fail_transaction_call("begin_transaction", error)
+
+    h.broker.faults.on_produce = fail_second_begin
+    assert h.run() == ServiceExit.OK
+    assert len(h.clients.producers) == 2
+    assert h.broker.committed("svc") == {("src", 0): 25}
+    assert len(h.topic("clean")) == 25 and max(seqs(h).values()) == 1
+    assert h.counter("stream_validator_records_valid_total") == 25
