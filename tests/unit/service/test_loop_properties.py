@@ -23,9 +23,10 @@ from hypothesis import strategies as st
 
 from stream_validator.dlq.envelope_reader import Envelope, parse_dlq_record
 from stream_validator.errors import ServiceExit
+from stream_validator.kafka.fake import abortable, fatal
 from tests.support.fuzz import fuzz_settings
 
-from .fakeservice import GROUP, Harness, service_config, tick
+from .fakeservice import EVERY_POLL, GROUP, Harness, service_config, tick
 
 SETTINGS = fuzz_settings(200)
 
@@ -109,3 +110,73 @@ def sources_at(sources: list, original: object) -> object:  # type: ignore[type-
         if (source.partition, source.offset) == (original.partition, original.offset):  # type: ignore[attr-defined]
             return source
     raise AssertionError(f"no source record at {original}")
+
+
+TXN_CALLS = ["begin_transaction", "send_offsets_to_transaction", "commit_transaction"]
+
+
+@SETTINGS
+@given(
+    kinds=st.lists(st.sampled_from(KINDS), min_size=1, max_size=45),
+    partitions=st.integers(1, 3),
+    faults=st.lists(
+        st.tuples(st.integers(1, 60), st.sampled_from(TXN_CALLS), st.booleans()), max_size=3
+    ),
+    failures=st.sets(st.integers(1, 90), max_size=2),
+    every_poll=st.booleans(),
+)
+def test_exactly_once_under_transaction_faults(
+    kinds: list[str],
+    partitions: int,
+    faults: list[tuple[int, str, bool]],
+    failures: set[int],
+    every_poll: bool,
+) -> None:
+    """Abortable errors and lost producers (fatal, not fencing) at random transactional
+    calls, with failed deliveries: a read_committed reader sees exactly the records below
+    the committed offsets, each once, and they are the ones counted."""
+    config = service_config(
+        transactional=True, **({"commit_interval_s": EVERY_POLL} if every_poll else {})
+    )
+    h = Harness(config, partitions=partitions)
+    sources = [
+        h.feed([_value(kind, seq)], partition=seq % partitions)[0] for seq, kind in enumerate(kinds)
+    ]
+    scripted = {nth: (call, lost) for nth, call, lost in faults}
+
+    def inject(count: int, _record: object) -> None:
+        if count in scripted:
+            call, lost = scripted[count]
+            error = fatal("INVALID_TXN_STATE") if lost else abortable()
+            h.broker.faults.fail_transaction_call(call, error)
+
+    h.broker.faults.on_produce = inject
+    for nth in failures:
+        h.broker.faults.fail_delivery(nth=nth)
+    assert h.run() == ServiceExit.OK
+
+    landed: Counter[tuple[int, int]] = Counter()
+    by_value = {s.value: (s.partition, s.offset) for s in sources if s.value is not None}
+    for record in h.topic("clean"):
+        landed[by_value[record.value]] += 1
+    for record in h.topic("dlq"):
+        parsed = parse_dlq_record(record)
+        assert isinstance(parsed, Envelope), parsed
+        landed[(parsed.original.partition, parsed.original.offset)] += 1
+    # A record's outputs are visible exactly when its offset is committed (one transaction).
+    # A commit that fails at shutdown leaves its batches uncommitted, to be read again.
+    committed = h.broker.committed(GROUP)
+    below = {
+        (s.partition, s.offset)
+        for s in sources
+        if s.offset < committed.get(("src", s.partition), 0)
+    }
+    assert set(landed) == below
+    assert not landed or max(landed.values()) == 1
+    counted = h.counter("stream_validator_records_valid_total") + h.counter(
+        "stream_validator_records_quarantined_total"
+    )
+    assert counted == len(below)
+    event(f"left uncommitted at shutdown: {len(below) < len(sources)}")
+    event(f"producers replaced: {len(h.clients.producers) > 1}")
+    event(f"failed batches: {h.state.failed_batches > 0}")
