@@ -52,16 +52,27 @@ def test_fenced_by_another_instance_exits_1() -> None:
     assert h.topic("clean") == [] and h.broker.committed("svc") == {}
 
 
-def test_lost_producer_is_replaced_and_the_batch_resumes_from_the_committed_offsets() -> None:
-    """A fatal error that is not fencing (second batch's commit): a new producer fences the
-    old one, the consumer rewinds to the committed offsets, nothing lost or duplicated."""
+@pytest.mark.parametrize(
+    ("call", "error", "after"),
+    [
+        ("commit_transaction", fatal("INVALID_TXN_STATE"), 11),
+        ("begin_transaction", abortable(), 1),
+        ("begin_transaction", KafkaErrorInfo("_STATE", "Operation not valid in state Ready"), 1),
+    ],
+    ids=["commit-fatal", "begin-abortable", "begin-state"],
+)
+def test_lost_producer_is_replaced_and_the_batch_resumes_from_the_committed_offsets(
+    call: str, error: KafkaErrorInfo, after: int
+) -> None:
+    """A fatal error that is not fencing, or a begin_transaction that fails at all (an
+    internal exception escaped the loop before), in the second batch: a new producer fences
+    the old one, the consumer rewinds to the committed offsets, nothing lost or duplicated."""
     h = Harness(service_config(transactional=True, commit_interval_s=EVERY_POLL))
     h.feed([tick.json(i) for i in range(25)])
 
     def lose_in_second_batch(count: int, _record: object) -> None:
-        if count == 11:
-            lost = fatal("INVALID_TXN_STATE")
-            h.broker.faults.fail_transaction_call("commit_transaction", lost)
+        if count == after:
+            h.broker.faults.fail_transaction_call(call, error)
 
     h.broker.faults.on_produce = lose_in_second_batch
     assert h.run() == ServiceExit.OK
@@ -96,26 +107,3 @@ def test_refused_record_in_a_transaction_is_isolated_without_duplicates() -> Non
     assert len(h.topic("clean")) == 4 and max(seqs(h).values()) == 1
     assert len(h.topic("dlq")) == 1
     assert h.broker.committed("svc") == {("src", 0): 5}
-
-
-@pytest.mark.parametrize(
-    "error",
-    [abortable(), KafkaErrorInfo("_STATE", "Operation not valid in state Ready")],
-    ids=["abortable", "state"],
-)
-def test_a_failed_begin_replaces_the_producer_and_delivers_once(error: KafkaErrorInfo) -> None:
-    """begin_transaction failing without a fatal error (an internal exception escaped the
-    loop before): the producer is replaced, the batch read again, every record once."""
-    h = Harness(service_config(transactional=True, commit_interval_s=EVERY_POLL))
-    h.feed([tick.json(i) for i in range(25)])
-
-    def fail_second_begin(count: int, _record: object) -> None:
-        if count == 1:
-            h.broker.faults.fail_transaction_call("begin_transaction", error)
-
-    h.broker.faults.on_produce = fail_second_begin
-    assert h.run() == ServiceExit.OK
-    assert len(h.clients.producers) == 2
-    assert h.broker.committed("svc") == {("src", 0): 25}
-    assert len(h.topic("clean")) == 25 and max(seqs(h).values()) == 1
-    assert h.counter("stream_validator_records_valid_total") == 25
