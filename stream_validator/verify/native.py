@@ -180,8 +180,13 @@ class NativeCheck:
             return list(range(n))
         if len(declined) == n:
             return declined
-        bad = set(self._bad(rows, joined, structs, declined, bounds))
-        if self._nullables and self._may_hold_nulls(rows, joined, declined):
+        if 2 * len(declined) > n:  # mostly declined: the byte scans read the accepted rows
+            skip = set(declined)
+            text, skipped = b"".join([row for i, row in enumerate(rows) if i not in skip]), []
+        else:  # the whole chunk, less what the declined rows hold
+            text, skipped = joined, declined
+        bad = set(self._bad(rows, text, skipped, n - len(declined), structs, bounds))
+        if self._nullables and self._may_hold_nulls(rows, text, skipped):
             for slot, getter in enumerate(self._nullables):
                 nulls[slot] += list(map(getter, structs)).count(None)  # never the blank
             for i in bad:
@@ -204,14 +209,12 @@ class NativeCheck:
                 structs.append(self._blank)
 
     def _may_hold_nulls(self, rows: list[bytes], joined: bytes, declined: list[int]) -> bool:
-        """False when no accepted row of ``joined`` holds the null probe (then none holds a
-        null); ``rows[declined]`` did not decode."""
+        """False when no accepted row in ``joined`` holds the null probe (then none holds a
+        null); ``joined``: the accepted rows, or all ``rows``, of which ``rows[declined]``
+        did not decode."""
         probe = self._null_probe
         if probe is None:
             return True
-        if 2 * len(declined) > len(rows):  # mostly declined: look in the few accepted rows
-            skip = set(declined)
-            return any(probe in row for i, row in enumerate(rows) if i not in skip)
         at = joined.find(probe)
         if at < 0 or not declined:
             return at >= 0
@@ -228,13 +231,15 @@ class NativeCheck:
         self,
         rows: list[bytes],
         joined: bytes,
-        structs: list[Any],
         declined: list[int],
+        accepted: int,
+        structs: list[Any],
         bounds: tuple[Bounds, ...],
     ) -> list[int]:
         """Decoded rows the full rules must judge all the same: duplicate keys, a datetime
-        that may hold a lowercase 'z', a timestamp near or beyond its skew window."""
-        accepted = len(rows) - len(declined)
+        that may hold a lowercase 'z', a timestamp near or beyond its skew window.
+        ``joined``: the ``accepted`` rows, or all ``rows``, of which ``rows[declined]`` did
+        not decode."""
         bad: list[int] = []
         expected = self._fields - 1
         commas, zs = _counts(joined, rows, declined, both=bool(self._datetimes))
@@ -278,12 +283,7 @@ _UNCOUNTED: Final = bytes(sorted(set(range(256)) - set(b",z")))
 def _counts(
     joined: bytes, rows: list[bytes], declined: list[int], *, both: bool
 ) -> tuple[int, int]:
-    """Commas and (when ``both``; else 0) 'z' bytes in the rows of ``joined`` that are not
-    ``declined``."""
-    if 2 * len(declined) > len(rows):  # mostly declined: count the few accepted rows
-        skip = set(declined)
-        joined = b"".join([row for i, row in enumerate(rows) if i not in skip])
-        declined = []
+    """Commas and (when ``both``; else 0) 'z' bytes in ``joined`` less ``rows[declined]``."""
     if not both:
         return joined.count(b",") - sum([rows[i].count(b",") for i in declined]), 0
     kept = joined.translate(None, _UNCOUNTED)
