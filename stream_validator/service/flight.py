@@ -78,10 +78,9 @@ class Flight:
             route = RouteDelivery(plan, clean=len(outputs) - len(dlq), dlq=len(dlq))
             route.quarantined = dlq
             route.truncated = sum(outputs[i].truncated for i in dlq)
-            converted = [self.outputs[i] for i in self.replaced if start <= i < end]
-            route.replaced = len(converted)
-            for out in converted:
-                route.converted[(None, str(out.first_violation))] += 1
+            for index in self.replaced:
+                if start <= index < end:
+                    route.add_conversion(self.outputs[index])
             stamps = list(compress(map(_timestamp_ms, outputs), clean))
             if None in stamps:
                 stamps = [ms for ms in stamps if ms is not None]

@@ -42,6 +42,11 @@ class RouteDelivery:
         """The route's name."""
         return self.plan.route
 
+    def add_conversion(self, output: OutputRecord) -> None:
+        """Count a clean output the delivery turned into a DLQ entry, with its violation."""
+        self.replaced += 1
+        self.converted[(None, str(output.first_violation))] += 1
+
     @property
     def violation_counts(self) -> Counter[tuple[str | None, str]]:
         """(field, kind) -> count over the DLQ entries delivered: the plan's and the
@@ -158,5 +163,4 @@ def _count(
     route.dlq += 1
     route.truncated += output.truncated
     if planned_clean:
-        route.replaced += 1
-        route.converted[(None, str(output.first_violation))] += 1
+        route.add_conversion(output)
