@@ -77,8 +77,8 @@ def record_struct(contract: SchemaContract, *, native_datetimes: bool) -> Any:
     """The Struct of one record, with datetime fields parsed natively or kept as str, and
     the contract's rules as its ``__post_init__`` (``structrules``)."""
     names = [f"f{i}" for i in range(len(contract.fields))]
-    post_init = compile_post_init(contract)
     try:
+        post_init = compile_post_init(contract)  # RulesTooDeep is a ValueError
         return msgspec.defstruct(
             "Record",
             [
@@ -90,5 +90,5 @@ def record_struct(contract: SchemaContract, *, native_datetimes: bool) -> Any:
             forbid_unknown_fields=True,
             gc=False,
         )
-    except (TypeError, ValueError) as exc:  # msgspec refused a constraint
+    except (TypeError, ValueError) as exc:  # msgspec refused a constraint, or rules too deep
         raise UnsupportedContract(str(exc)) from exc

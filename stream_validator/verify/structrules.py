@@ -36,6 +36,13 @@ class RuleDeclined(ValueError):
     """Raised in ``__post_init__``: the record goes to the full rules."""
 
 
+class RulesTooDeep(ValueError):
+    """The generated check does not compile: Python's parser nests at most 200
+    parentheses, and a chain such as ``a + a + ... <= b`` (a valid rule of up to
+    ``MAX_RULE_LENGTH`` characters) nests one per operator. The rules' closures
+    (``compile_rule``) judge such a contract alone."""
+
+
 def _number(expr: Expr, names: dict[str, str], ns: dict[str, Any]) -> str:
     if isinstance(expr, Field):
         return names[expr.name]
@@ -99,7 +106,10 @@ def _compile(
             "            pass",
         ]
     lines.append("    raise Declined('a record rule needs the full check')")
-    code = compile("\n".join(lines), f"<{label} of contract {contract.name!r}>", "exec")
+    try:
+        code = compile("\n".join(lines), f"<{label} of contract {contract.name!r}>", "exec")
+    except (SyntaxError, RecursionError) as exc:
+        raise RulesTooDeep(f"{label} of contract {contract.name!r}: {exc}") from None
     exec(code, ns)
     sure: Callable[[Any], None] = ns["sure"]
     return sure
@@ -107,13 +117,18 @@ def _compile(
 
 def compile_post_init(contract: SchemaContract) -> Callable[[Any], None] | None:
     """A Struct ``__post_init__`` raising RuleDeclined unless every rule surely holds; None
-    when the contract has no rules. Fields and constants are never NaN in a Struct."""
+    when the contract has no rules. Fields and constants are never NaN in a Struct.
+    Raises RulesTooDeep (the Struct cannot check the rules; the fast path is off)."""
     load = {spec.name: f"s.f{i}" for i, spec in enumerate(contract.fields)}
     return _compile(contract, load, True, "rules")
 
 
 def compile_sure_holds(contract: SchemaContract) -> Callable[[Any], None] | None:
     """The same check on a decoded mapping (the full rules' shortcut): a missing key, a
-    null, a str or a NaN never passes it, so only a record whose rules surely hold does."""
+    null, a str or a NaN never passes it, so only a record whose rules surely hold does.
+    None as well when the rules are too deep to compile (each rule is then judged)."""
     load = {spec.name: "s[{key}]" for spec in contract.fields}
-    return _compile(contract, load, False, "rule shortcut")
+    try:
+        return _compile(contract, load, False, "rule shortcut")
+    except RulesTooDeep:
+        return None

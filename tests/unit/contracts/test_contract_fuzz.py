@@ -77,6 +77,15 @@ expressions = st.one_of(
         operand,
     ),
     st.builds(lambda a, b, c: f"({a} - {b}) / {c} <= 0.05 and {a} > 0", operand, operand, operand),
+    # Chains of one operator about as long as a rule may be (1,000 characters), past it
+    # too: the code generated from them nests deeply.
+    st.builds(
+        lambda a, width, op, b: op.join([a] * (width // (len(a) + len(op)))) + f" <= {b}",
+        operand,
+        st.integers(min_value=600, max_value=1010),
+        st.sampled_from(["+", " - ", "*", "/"]),
+        operand,
+    ),
     st.text(max_size=30),
 )
 rules = st.fixed_dictionaries(

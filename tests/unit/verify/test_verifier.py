@@ -387,3 +387,27 @@ def test_unexpected_error_quarantines_only_that_record(
     ] * 2
     assert [r.levelname for r in caplog.records] == ["ERROR"]
     assert caplog.records[0].exc_info is not None
+
+
+# --- a contract at the grammar's limits -------------------------------------------
+
+
+@pytest.mark.parametrize("fast_path", [True, False])
+def test_a_long_rule_chain_is_judged_not_a_crash(fast_path: bool) -> None:
+    """A valid rule chaining 450 sums (generated code nesting past Python's 200
+    parentheses) still builds a verifier whose verdicts are the rule's."""
+    from stream_validator import RuleSpec
+    from stream_validator.contracts.expr import MAX_RULE_LENGTH
+
+    check = "+".join(["a"] * 450) + " <= b"
+    assert len(check) <= MAX_RULE_LENGTH
+    contract = SchemaContract(
+        "chain",
+        [FieldSpec("a", float), FieldSpec("b", float)],
+        rules=[RuleSpec.of("long", check)],
+    )
+    verifier = DataSchemaContractVerifier(contract, fast_path=fast_path)
+    report = verifier.validate_payloads([b'{"a": 1.0, "b": 450.0}', b'{"a": 1.0, "b": 449.5}'])
+    assert report.valid_indices == [0]
+    assert [q.kinds for q in report.quarantined_records] == [["rule_violation"]]
+    assert verifier.validate_batch([{"a": 1, "b": 451}]).quarantined_records == []
