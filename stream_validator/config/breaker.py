@@ -10,9 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
+from stream_validator.config.schema import MAX_SECONDS
 from stream_validator.errors import ConfigError
+
+#: The window is a byte per record, allocated at start-up (10**12 was a MemoryError).
+MAX_WINDOW_RECORDS: Final = 1_000_000
 
 
 class BreakerAction(StrEnum):
@@ -38,14 +42,18 @@ class BreakerSpec:
         problems = []
         if self.window_records < 1:
             problems.append("window_records must be >= 1")
+        elif self.window_records > MAX_WINDOW_RECORDS:
+            problems.append(f"window_records must be at most {MAX_WINDOW_RECORDS:,}")
         if not 0.0 <= self.max_quarantined_share < 1.0:
             problems.append("max_quarantined_share must be in [0, 1) (a share, not a percent)")
         if self.min_records is not None and not 1 <= self.min_records <= self.window_records:
             problems.append("min_records must be between 1 and window_records")
         if self.max_consecutive is not None and self.max_consecutive < 1:
             problems.append("max_consecutive must be >= 1")
-        if self.cool_down_s < 0 or self.probe_records < 1:
-            problems.append("cool_down_s must be >= 0 and probe_records >= 1")
+        if not 0 <= self.cool_down_s <= MAX_SECONDS:  # NaN too
+            problems.append(f"cool_down_s must be in [0, {MAX_SECONDS}] seconds")
+        if self.probe_records < 1:
+            problems.append("probe_records must be >= 1")
         if problems:
             raise ConfigError("; ".join(problems))
 

@@ -9,7 +9,7 @@ keys (timeouts, payload headroom, routes that overlap) stay in ``settings``.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
@@ -18,9 +18,12 @@ from msgspec import UNSET, Meta, UnsetType
 DEFAULT_MAX_MESSAGE_BYTES = 1_048_576
 PAYLOAD_HEADROOM_BYTES = 48_576
 
+#: Every duration is at most a day: an infinite one killed the shutdown watchdog's timer
+#: thread (OverflowError) and a NaN or infinite start-up check never let the service be ready.
+MAX_SECONDS: Final = 86_400
 Text = Annotated[str, Meta(min_length=1)]
-Seconds = Annotated[float, Meta(gt=0)]
-SecondsOrZero = Annotated[float, Meta(ge=0)]
+Seconds = Annotated[float, Meta(gt=0, le=MAX_SECONDS)]
+SecondsOrZero = Annotated[float, Meta(ge=0, le=MAX_SECONDS)]
 Port = Annotated[int, Meta(ge=0, le=65535)]
 #: librdkafka properties: scalars, turned into strings by ``settings``.
 Librdkafka = dict[str, str | int | float | bool]
@@ -61,7 +64,7 @@ class ServiceDoc(_Section, frozen=True):
     retry_backoff_s: Seconds | UnsetType = UNSET
     retry_backoff_max_s: Seconds | UnsetType = UNSET
     halt_after_failed_batches: Annotated[int, Meta(ge=0)] | UnsetType = UNSET
-    startup_check_timeout_s: float | UnsetType = UNSET
+    startup_check_timeout_s: Seconds | UnsetType = UNSET
     log_level: str | UnsetType = UNSET  # checked by settings: any case
 
 

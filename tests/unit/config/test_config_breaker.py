@@ -51,11 +51,26 @@ def test_an_empty_section_is_a_breaker_with_the_defaults(tmp_path: Path) -> None
         ({"action": ["pause"]}, r"action must be alert or pause, got \['pause'\]"),
         ({"window_records": "many"}, "window_records must be a whole number"),
         ({"max_quarantined_share": 50}, r"max_quarantined_share must be in \[0, 1\)"),
-        ({"probe_records": 0}, "probe_records >= 1"),
+        ({"probe_records": 0}, "probe_records must be >= 1"),
+        # The window is a byte per record, allocated at start-up: 10**12 was a MemoryError.
+        ({"window_records": 10**12}, "window_records must be at most 1,000,000"),
+        ({"cool_down_s": float("nan")}, r"cool_down_s must be in \[0, 86400\]"),
+        ({"cool_down_s": float("inf")}, r"cool_down_s must be in \[0, 86400\]"),
         ({"treshold": 1}, r"unknown key\(s\) treshold"),
         ("pause", "expected mapping"),
     ],
-    ids=["action", "action-list", "type", "percent", "bound", "unknown-key", "not-a-mapping"],
+    ids=[
+        "action",
+        "action-list",
+        "type",
+        "percent",
+        "bound",
+        "huge-window",
+        "nan-cool-down",
+        "inf-cool-down",
+        "unknown-key",
+        "not-a-mapping",
+    ],
 )
 def test_a_bad_section_names_the_route_and_the_key(
     tmp_path: Path, breaker: Any, problem: str

@@ -152,3 +152,37 @@ def test_a_config_path_that_is_not_a_regular_file_is_refused(tmp_path: Path) -> 
     os.mkfifo(fifo)
     with pytest.raises(ConfigError, match="not a regular file"):
         load_config(fifo, {})
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value"),
+    [
+        ("batch", "timeout_s", float("inf")),
+        ("batch", "linger_s", float("inf")),
+        ("batch", "commit_interval_s", 1e300),
+        ("service", "shutdown_timeout_s", float("inf")),
+        ("service", "retry_backoff_max_s", 1e12),
+        ("service", "startup_check_timeout_s", float("nan")),
+        ("service", "startup_check_timeout_s", float("inf")),
+        ("service", "startup_check_timeout_s", -1.0),
+    ],
+    ids=[
+        "timeout-inf",
+        "linger-inf",
+        "commit-huge",
+        "shutdown-inf",
+        "backoff-huge",
+        "check-nan",
+        "check-inf",
+        "check-negative",
+    ],
+)
+def test_a_duration_must_be_finite_and_at_most_a_day(
+    tmp_path: Path, section: str, key: str, value: float
+) -> None:
+    """A duration that is not a number of seconds in (0, 86400] is refused by name: an
+    infinite shutdown timeout killed the shutdown watchdog's timer thread (OverflowError),
+    a NaN or infinite start-up check kept the service from ever becoming ready."""
+    message = error(tmp_path, document(**{section: {key: value}}))
+    bound = "> 0.0" if value != value or value <= 0 else "<= 86400.0"
+    assert message == f"{section}.{key}: expected float {bound}, got {value!r}"
