@@ -10,8 +10,10 @@ subtracted exactly, so the common case pays no conversion to seconds. What must 
 * State is keyed by (partition, symbol). ``drop(partition)`` forgets a revoked
   partition's symbols, so the first record after an assignment starts fresh (no event).
 * Memory is bounded: at most ``max_symbols`` keys (least recently seen evicted first,
-  counted in ``evictions``; an evicted symbol starts fresh too) and at most
-  ``sequence_window`` pending holes per symbol.
+  counted in ``evictions``; an evicted symbol starts fresh too). Pending holes are kept
+  as ranges: a jump adds one however far it goes (a jump of 10**9 under a window of 10**9
+  used to list every missing number, 16 GB for one record), and only a late number inside
+  a range adds another, so they grow with the records read, never with the numbers.
 * Sequence (an int per symbol) must increase by one. A hole is ``sequence_gap`` once it
   is more than ``sequence_window`` numbers behind the highest seen (0: at once); a late
   number inside the window fills its hole silently. A number already passed (a repeat,
@@ -32,6 +34,8 @@ never per symbol (``EventTally``).
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_right
 from collections import OrderedDict, deque
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -79,7 +83,8 @@ class _Symbol:
 
     def __init__(self) -> None:
         self.high: int | None = None  # highest sequence number seen
-        self.holes: deque[int] = deque()  # missing numbers inside the window, ascending
+        # missing numbers inside the window: ascending, disjoint ranges [start, end)
+        self.holes: deque[tuple[int, int]] = deque()
         self.streak = 0  # increasing regressions in a row (a renumbered feed?)
         self.candidate = 0  # the last of those
         self.latest: EventTime | None = None  # latest event time seen
@@ -262,20 +267,27 @@ class SymbolStateTracker:
         if high is None:
             state.high = seq
             return
+        holes = state.holes
         if seq > high:
             cutoff = seq - window  # numbers below this are beyond the window
             missed = max(0, min(seq, cutoff) - (high + 1))
-            state.holes.extend(range(max(high + 1, cutoff), seq))
-            while state.holes and state.holes[0] < cutoff:
-                state.holes.popleft()
-                missed += 1
+            start = max(high + 1, cutoff)
+            if start < seq:
+                holes.append((start, seq))
+            while holes and holes[0][0] < cutoff:
+                first, end = holes[0]
+                if end <= cutoff:
+                    holes.popleft()
+                    missed += end - first
+                else:
+                    holes[0] = (cutoff, end)
+                    missed += cutoff - first
             state.high, state.streak = seq, 0
             if missed:
                 detail = f"{missed} sequence number(s) missing before {seq}"
                 events.append(SymbolEvent(SymbolEventKind.SEQUENCE_GAP, symbol, detail, missed))
             return
-        if seq in state.holes:  # late, but inside the window
-            state.holes.remove(seq)
+        if holes and _fill(holes, seq):  # late, but inside the window
             return
         detail = f"seq {seq} after {high}"
         events.append(SymbolEvent(SymbolEventKind.SEQUENCE_REGRESSION, symbol, detail))
@@ -284,7 +296,7 @@ class SymbolStateTracker:
         resync = self.spec.resync_after
         if resync is not None and state.streak >= resync:
             state.high, state.streak = seq, 0
-            state.holes.clear()
+            holes.clear()
 
     def _event_time(
         self, state: _Symbol, symbol: str, event_time: EventTime, events: list[SymbolEvent]
@@ -326,6 +338,30 @@ class SymbolStateTracker:
             return
         state.alerted = True
         events.append(SymbolEvent(SymbolEventKind.FROZEN_QUOTE, symbol, detail))
+
+
+def _fill(holes: deque[tuple[int, int]], seq: int) -> bool:
+    """Take ``seq`` out of the range of ``holes`` holding it; False when none does."""
+    at = bisect_right(holes, (seq, _AFTER_ANY)) - 1  # the last range starting at or before seq
+    if at < 0:
+        return False
+    start, end = holes[at]
+    if seq >= end:
+        return False
+    if start == seq and end == seq + 1:
+        del holes[at]
+    elif start == seq:
+        holes[at] = (seq + 1, end)
+    elif end == seq + 1:
+        holes[at] = (start, seq)
+    else:
+        holes[at] = (start, seq)
+        holes.insert(at + 1, (seq + 1, end))
+    return True
+
+
+#: Compares above any range end, so ``(seq, _AFTER_ANY)`` sorts after every range at ``seq``.
+_AFTER_ANY: Final = math.inf
 
 
 def feeds_state(violation_kinds: Iterable[str]) -> bool:

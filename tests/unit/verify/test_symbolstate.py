@@ -122,6 +122,21 @@ def test_big_jump_keeps_at_most_window_holes(
     assert feed_seqs(tracker, [1_000_003]) == []
 
 
+def test_a_jump_under_a_huge_window_keeps_one_range(make_tracker: Make) -> None:
+    """A jump of ten million under a window as wide keeps one range of holes, not ten
+    million numbers (a jump of 10**9 took 16 GB and never finished); late numbers inside
+    it still fill their holes, and the rest are missed when the window passes them."""
+    tracker = make_tracker(sequence_window=10**7)
+    assert feed_seqs(tracker, [1, 10**7]) == []
+    (state,) = tracker._states.values()
+    assert list(state.holes) == [(2, 10**7)]
+    assert feed_seqs(tracker, [5, 2, 10**7 - 1]) == []
+    assert list(state.holes) == [(3, 5), (6, 10**7 - 1)]
+    (gap,) = feed_seqs(tracker, [2 * 10**7 + 10])
+    # Missed: the pending 3, 4 and 6 .. 10**7 - 2, then 10**7 + 1 .. 10**7 + 9 at once.
+    assert (gap.kind, gap.count) == (GAP, 2 + (10**7 - 1 - 6) + 9)
+
+
 def test_renumbered_feed_is_followed_after_resync(
     make_tracker: Make,
 ) -> None:
@@ -432,3 +447,49 @@ def test_only_records_whose_fields_passed_feed_the_state(kinds: list[object], fe
     """A DLQ entry feeds the state only when nothing but rules and skew windows failed
     (kinds as strings or ViolationKind members)."""
     assert feeds_state(kinds) is fed
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.integers(min_value=0, max_value=80), min_size=1, max_size=80),
+    st.integers(0, 12),
+    st.none() | st.integers(1, 4),
+)
+def test_hole_ranges_behave_as_the_numbers_they_stand_for(
+    seqs: list[int], window: int, resync: int | None
+) -> None:
+    """Events and pending holes are those of keeping every missing number (the reference,
+    how holes were kept before ranges)."""
+    tracker = SymbolStateTracker(SymbolStateSpec(sequence_window=window, resync_after=resync))
+    events = [(e.kind, e.count, e.detail) for e in feed_seqs(tracker, seqs)]
+    expected, holes = _numbered_holes(seqs, window, resync)
+    assert events == expected
+    (state,) = tracker._states.values()
+    assert [n for start, end in state.holes for n in range(start, end)] == holes
+
+
+def _numbered_holes(
+    seqs: list[int], window: int, resync: int | None
+) -> tuple[list[tuple[SymbolEventKind, int, str]], list[int]]:
+    """Reference: the events and holes of a tracker listing each missing number."""
+    events: list[tuple[SymbolEventKind, int, str]] = []
+    high, holes, streak, candidate = seqs[0], list[int](), 0, 0
+    for seq in seqs[1:]:
+        if seq > high:
+            cutoff = seq - window
+            missed = max(0, min(seq, cutoff) - (high + 1))
+            holes.extend(range(max(high + 1, cutoff), seq))
+            missed += len([n for n in holes if n < cutoff])
+            holes = [n for n in holes if n >= cutoff]
+            high, streak = seq, 0
+            if missed:
+                events.append((GAP, missed, f"{missed} sequence number(s) missing before {seq}"))
+        elif seq in holes:
+            holes.remove(seq)
+        else:
+            events.append((REGRESSION, 1, f"seq {seq} after {high}"))
+            streak = streak + 1 if streak and seq > candidate else 1
+            candidate = seq
+            if resync is not None and streak >= resync:
+                high, streak, holes = seq, 0, []
+    return events, holes
