@@ -13,7 +13,8 @@ subtracted exactly, so the common case pays no conversion to seconds. What must 
   counted in ``evictions``; an evicted symbol starts fresh too). Pending holes are kept
   as ranges: a jump adds one however far it goes (a jump of 10**9 under a window of 10**9
   used to list every missing number, 16 GB for one record), and only a late number inside
-  a range adds another, so they grow with the records read, never with the numbers.
+  a range adds another, so they grow with the records read, never with the numbers. A
+  key over ``MAX_KEY_CHARS`` characters is held as ``compact_key`` (its start and a digest).
 * Sequence (an int per symbol) must increase by one. A hole is ``sequence_gap`` once it
   is more than ``sequence_window`` numbers behind the highest seen (0: at once); a late
   number inside the window fills its hole silently. A number already passed (a repeat,
@@ -34,6 +35,7 @@ never per symbol (``EventTally``).
 
 from __future__ import annotations
 
+import hashlib
 import math
 from bisect import bisect_right
 from collections import OrderedDict, deque
@@ -125,6 +127,8 @@ class SymbolStateTracker:
         quote: Sequence[object] | None = None,
     ) -> tuple[SymbolEvent, ...]:
         """Fold one record into its symbol's state; the events it raises (usually none)."""
+        if len(symbol) > MAX_KEY_CHARS:
+            symbol = compact_key(symbol)
         self._clock += 1
         state = self._states.get((partition, symbol))
         if state is None:
@@ -170,6 +174,8 @@ class SymbolStateTracker:
         """
         out: list[tuple[int, tuple[SymbolEvent, ...]]] = []
         events: list[SymbolEvent] = []
+        if keys and max(map(len, keys)) > MAX_KEY_CHARS:
+            keys = [key if len(key) <= MAX_KEY_CHARS else compact_key(key) for key in keys]
         states, add, touch = self._states, self._add, self._states.move_to_end
         start = self._clock + 1
         self._clock += len(keys)
@@ -338,6 +344,19 @@ class SymbolStateTracker:
             return
         state.alerted = True
         events.append(SymbolEvent(SymbolEventKind.FROZEN_QUOTE, symbol, detail))
+
+
+#: A key (symbol) longer than this is kept as ``compact_key``: the state holds up to
+#: ``max_symbols`` keys, and a feed sending 1 MB symbols would otherwise hold 100 GB.
+MAX_KEY_CHARS: Final = 256
+_KEPT_CHARS: Final = 32  # what events show of a symbol anyway (batch events cut to 32)
+
+
+def compact_key(symbol: str) -> str:
+    """A long key's stand-in: its first characters and a 128-bit digest of all of it (two
+    keys that differ anywhere stay apart)."""
+    digest = hashlib.blake2b(symbol.encode("utf-8", "surrogatepass"), digest_size=16)
+    return f"{symbol[:_KEPT_CHARS]}…#{digest.hexdigest()}"
 
 
 def _fill(holes: deque[tuple[int, int]], seq: int) -> bool:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from stream_validator.contracts.statespec import SymbolStateSpec
 from stream_validator.verify.report import ViolationKind
 from stream_validator.verify.symbolstate import (
+    MAX_KEY_CHARS,
     EventTally,
     SymbolEvent,
     SymbolEventKind,
@@ -135,6 +136,26 @@ def test_a_jump_under_a_huge_window_keeps_one_range(make_tracker: Make) -> None:
     (gap,) = feed_seqs(tracker, [2 * 10**7 + 10])
     # Missed: the pending 3, 4 and 6 .. 10**7 - 2, then 10**7 + 1 .. 10**7 + 9 at once.
     assert (gap.kind, gap.count) == (GAP, 2 + (10**7 - 1 - 6) + 9)
+
+
+@pytest.mark.parametrize("batch", [False, True], ids=["observe", "observe_columns"])
+def test_long_symbols_are_held_compact_and_kept_apart(make_tracker: Make, batch: bool) -> None:
+    """A 1 MB symbol is held as its start and a digest (100,000 of them held 100 GB), two
+    that differ only at the end keep their own state, and events show the symbol's start."""
+    tracker = make_tracker()
+    one, two = "S" * 10**6 + "1", "S" * 10**6 + "2"
+    rows = [(one, 1), (two, 7), (one, 2), (two, 8), (one, 5)]
+    if batch:
+        found = tracker.observe_columns(
+            [0] * 5, [r[0] for r in rows], [r[1] for r in rows], [None] * 5
+        )
+        events = [e for _, events in found for e in events]
+    else:
+        events = [e for symbol, seq in rows for e in tracker.observe(0, symbol, seq=seq)]
+    assert [(e.kind, e.count) for e in events] == [(GAP, 2)]
+    assert events[0].symbol.startswith("S" * 32)
+    assert len(tracker) == 2
+    assert all(len(symbol) <= MAX_KEY_CHARS for _, symbol in tracker._states)
 
 
 def test_renumbered_feed_is_followed_after_resync(
