@@ -82,6 +82,8 @@ _SECTIONS: dict[str, frozenset[str]] = {
     "state.frozen_quote": frozenset({"fields", "max_updates", "max_seconds"}),
 }
 _TIME_TYPES = (datetime, int, float)
+#: Numbers only: the quote is held per symbol, and a str field could hold a whole payload.
+_QUOTE_TYPES = (int, float)
 
 
 def state_spec_from_mapping(raw: object, field_types: Mapping[str, type]) -> SymbolStateSpec | None:
@@ -118,7 +120,7 @@ def state_spec_from_mapping(raw: object, field_types: Mapping[str, type]) -> Sym
             problems.append("state.frozen_quote.fields must be a non-empty list of field names")
             fields = []
         for i, name in enumerate(fields):
-            _field(problems, f"state.frozen_quote.fields[{i}]", name, field_types, None)
+            _field(problems, f"state.frozen_quote.fields[{i}]", name, field_types, _QUOTE_TYPES)
         options["quote_fields"] = tuple(str(name) for name in fields)
         if fq.get("max_updates") is not None:
             where = "state.frozen_quote.max_updates"
@@ -151,7 +153,7 @@ def state_field_problems(spec: object, field_types: Mapping[str, type]) -> list[
         where = "state.event_time.field"
         _field(problems, where, spec.event_time_field, field_types, _TIME_TYPES)
     for i, name in enumerate(spec.quote_fields):
-        _field(problems, f"state.frozen_quote.fields[{i}]", name, field_types, None)
+        _field(problems, f"state.frozen_quote.fields[{i}]", name, field_types, _QUOTE_TYPES)
     if spec.frozen_max_s is not None and spec.event_time_field is None:
         problems.append("state.frozen_quote.max_seconds needs state.event_time")
     return problems

@@ -71,6 +71,15 @@ def test_no_state_section_keeps_no_state(tmp_path: Path) -> None:
             "state: {key: symbol, sequence: {field: seq, action: drop}}",
             "state.sequence.action must be flag or quarantine, got 'drop'",
         ),
+        # A quote is held per symbol: a str field could make it hold a 1 MB payload each.
+        (
+            "state: {key: symbol, frozen_quote: {fields: [bid, symbol], max_updates: 3}}",
+            "state.frozen_quote.fields[1]: field 'symbol' is str, expected int or float",
+        ),
+        (
+            "state: {key: symbol, frozen_quote: {fields: [ts], max_updates: 3}}",
+            "state.frozen_quote.fields[0]: field 'ts' is datetime, expected int or float",
+        ),
     ],
 )
 def test_state_errors_name_file_and_key(tmp_path: Path, section: str, needle: str) -> None:
@@ -94,13 +103,22 @@ def test_a_spec_built_in_code_is_checked_against_the_fields() -> None:
     """check_contract refuses a SymbolStateSpec naming an undeclared or ill-typed field."""
     contract = SchemaContract(
         "quotes",
-        [FieldSpec("symbol", int), FieldSpec("seq", int)],
-        state=SymbolStateSpec(key_field="symbol", sequence_field="gone"),
+        [FieldSpec("symbol", int), FieldSpec("seq", int), FieldSpec("venue", str)],
+        state=SymbolStateSpec(
+            key_field="symbol",
+            sequence_field="gone",
+            quote_fields=("seq", "venue"),
+            frozen_max_updates=3,
+        ),
     )
     with pytest.raises(ContractError) as info:
         check_contract(contract)
     assert "state.key: field 'symbol' is int, expected str" in str(info.value)
     assert "state.sequence.field must name a declared field, got 'gone'" in str(info.value)
+    assert "state.frozen_quote.fields[1]: field 'venue' is str, expected int or float" in str(
+        info.value
+    )
+    assert "fields[0]" not in str(info.value)
 
 
 def test_shipped_tick_contract_keeps_state_on_seq_event_time_and_quote() -> None:
