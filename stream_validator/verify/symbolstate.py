@@ -127,12 +127,10 @@ class SymbolStateTracker:
         quote: Sequence[object] | None = None,
     ) -> tuple[SymbolEvent, ...]:
         """Fold one record into its symbol's state; the events it raises (usually none)."""
-        if len(symbol) > MAX_KEY_CHARS:
-            symbol = compact_key(symbol)
         self._clock += 1
         state = self._states.get((partition, symbol))
         if state is None:
-            state = self._add(partition, symbol, self._clock)
+            state, symbol = self._missed(partition, symbol, self._clock)
         else:
             state.seen = self._clock
             if self._exact:
@@ -174,9 +172,7 @@ class SymbolStateTracker:
         """
         out: list[tuple[int, tuple[SymbolEvent, ...]]] = []
         events: list[SymbolEvent] = []
-        if keys and max(map(len, keys)) > MAX_KEY_CHARS:
-            keys = [key if len(key) <= MAX_KEY_CHARS else compact_key(key) for key in keys]
-        states, add, touch = self._states, self._add, self._states.move_to_end
+        states, missed, touch = self._states, self._missed, self._states.move_to_end
         start = self._clock + 1
         self._clock += len(keys)
         exact = self._exact
@@ -188,7 +184,7 @@ class SymbolStateTracker:
             try:
                 state = states[key]
             except KeyError:  # a new symbol (a try costs nothing when nothing is raised)
-                state = add(partition, symbol, stamp)
+                state, symbol = missed(partition, symbol, stamp)
                 exact = self._exact
             else:
                 state.seen = stamp
@@ -251,6 +247,20 @@ class SymbolStateTracker:
         if len(self._states) <= self.spec.max_symbols // 2:
             self._exact = False  # far from the bound again: stamps only
         return len(symbols)
+
+    def _missed(self, partition: Hashable, symbol: str, stamp: int) -> tuple[_Symbol, str]:
+        """The state of a key the plain lookup missed, and the symbol it is held under: a
+        long symbol's compact key (checked only here, so other symbols pay nothing), or a
+        new symbol's fresh state."""
+        if len(symbol) > MAX_KEY_CHARS:
+            symbol = compact_key(symbol)
+            state = self._states.get((partition, symbol))
+            if state is not None:
+                state.seen = stamp
+                if self._exact:
+                    self._states.move_to_end((partition, symbol))
+                return state, symbol
+        return self._add(partition, symbol, stamp), symbol
 
     def _add(self, partition: Hashable, symbol: str, stamp: int) -> _Symbol:
         states = self._states
