@@ -183,7 +183,7 @@ class SymbolStateTracker:
             key = (partition, symbol)
             try:
                 state = states[key]
-            except KeyError:  # a new symbol (a try costs nothing when nothing is raised)
+            except KeyError:  # new, or held compact (a try costs nothing when nothing is raised)
                 state, symbol = missed(partition, symbol, stamp)
                 exact = self._exact
             else:

@@ -140,7 +140,7 @@ def test_a_jump_under_a_huge_window_keeps_one_range(make_tracker: Make) -> None:
 
 @pytest.mark.parametrize("batch", [False, True], ids=["observe", "observe_columns"])
 def test_long_symbols_are_held_compact_and_kept_apart(make_tracker: Make, batch: bool) -> None:
-    """A 1 MB symbol is held as its start and a digest (100,000 of them held 100 GB), two
+    """A 1 MB symbol is held as its start and a digest (100,000 of them could hold 100 GB), two
     that differ only at the end keep their own state, and events show the symbol's start."""
     tracker = make_tracker()
     one, two = "S" * 10**6 + "1", "S" * 10**6 + "2"
