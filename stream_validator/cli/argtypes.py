@@ -25,5 +25,21 @@ def positive_int(text: str) -> int:
     return value
 
 
+#: The longest timeout a command takes: a day. An infinite one overflowed the clock
+#: (OverflowError), a negative one made librdkafka wait forever, NaN compared as never.
+MAX_TIMEOUT_S = 86_400.0
+
+
+def timeout_seconds(text: str) -> float:
+    """A number of seconds, > 0 and at most a day, or an argparse error naming the value."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 < value <= MAX_TIMEOUT_S:  # NaN too
+        raise argparse.ArgumentTypeError(f"must be > 0 and <= {MAX_TIMEOUT_S:g} s, got {text}")
+    return value
+
+
 #: What ``add_subparsers()`` returns; each command's ``add_parser`` registers itself on it.
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"

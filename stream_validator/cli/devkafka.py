@@ -15,7 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from stream_validator.cli.argtypes import Subparsers
+from stream_validator.cli.argtypes import Subparsers, timeout_seconds
 from stream_validator.devbroker.broker import LocalKafkaBroker
 from stream_validator.devbroker.jars import KAFKA_VERSION, fetch_jars
 from stream_validator.devbroker.settings import DEFAULT_HEAP
@@ -50,14 +50,18 @@ def add_parser(commands: Subparsers) -> None:
     start.add_argument("--port", type=int, help="client port (default: a free one)")
     start.add_argument("--controller-port", type=int, help="KRaft controller port")
     start.add_argument("--heap", default=DEFAULT_HEAP, help="JVM -Xms/-Xmx (default: 512m)")
-    start.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for ready")
+    start.add_argument(
+        "--timeout", type=timeout_seconds, default=120.0, help="seconds to wait for ready"
+    )
     start.add_argument(
         "--keep-data",
         action="store_true",
         help="restart on the existing data dir and ports instead of formatting afresh",
     )
     stop = commands.add_parser("stop", parents=[state], help="stop the broker")
-    stop.add_argument("--timeout", type=float, default=30.0, help="seconds before SIGKILL")
+    stop.add_argument(
+        "--timeout", type=timeout_seconds, default=30.0, help="seconds before SIGKILL"
+    )
     commands.add_parser("status", parents=[state], help="is the broker running?")
     commands.add_parser("fetch", help="download the broker jars into the cache only")
 

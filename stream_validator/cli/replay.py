@@ -78,7 +78,12 @@ from typing import IO
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from stream_validator.cli.argtypes import Subparsers, non_negative_int, positive_int
+from stream_validator.cli.argtypes import (
+    Subparsers,
+    non_negative_int,
+    positive_int,
+    timeout_seconds,
+)
 from stream_validator.cli.signals import stop_on_signals
 from stream_validator.codec import encode_json
 from stream_validator.config.settings import (
@@ -140,7 +145,13 @@ def add_parser(commands: Subparsers) -> argparse.ArgumentParser:
     add("--dry-run", action="store_true", help="report what would happen; write nothing")
     add("--group", metavar="BASE", help="consumer group base name (see the idempotence notes)")
     add("--batch-size", type=positive_int, default=500, metavar="N", help="records per transaction")
-    add("--timeout", type=float, default=30.0, metavar="SECONDS", help="per broker request")
+    add(
+        "--timeout",
+        type=timeout_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="per broker request",
+    )
     add("--examples", type=non_negative_int, default=3, metavar="N", help="examples per outcome")
     add("--json", action="store_true", help="print the summary as one JSON object")
     parser.set_defaults(run=run)

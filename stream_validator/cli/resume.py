@@ -7,12 +7,13 @@ health_host/health_port of ``--config``). Exit codes: ``errors.ResumeExit``.
 from __future__ import annotations
 
 import argparse
+import http.client
 import sys
 import urllib.error
 import urllib.request
 from urllib.parse import quote
 
-from stream_validator.cli.argtypes import Subparsers
+from stream_validator.cli.argtypes import Subparsers, timeout_seconds
 from stream_validator.codec import decode_json
 from stream_validator.errors import DecodeError, ResumeExit
 
@@ -38,7 +39,9 @@ def add_parser(commands: Subparsers) -> None:
     where.add_argument(
         "--config", metavar="FILE", help="take the health host and port from this service config"
     )
-    resume.add_argument("--timeout", type=float, default=10.0, metavar="S", help="default 10")
+    resume.add_argument(
+        "--timeout", type=timeout_seconds, default=10.0, metavar="S", help="default 10"
+    )
     resume.set_defaults(run=_resume)
 
 
@@ -53,8 +56,8 @@ def _resume(args: argparse.Namespace) -> int:
         base = f"http://[{host}]" if ":" in host else f"http://{host}"
         base += f":{config.health_port}"
     url = f"{base.rstrip('/')}/breaker/resume?route={quote(args.route, safe='')}"
-    request = urllib.request.Request(url, data=b"", method="POST")
     try:
+        request = urllib.request.Request(url, data=b"", method="POST")
         with urllib.request.urlopen(request, timeout=args.timeout) as response:
             code, body = response.status, response.read()
     except urllib.error.HTTPError as exc:
@@ -63,6 +66,9 @@ def _resume(args: argparse.Namespace) -> int:
         reason = getattr(exc, "reason", exc)
         print(f"stream-validator: error: service unreachable at {base}: {reason}", file=sys.stderr)
         return ResumeExit.UNREACHABLE
+    except (ValueError, http.client.InvalidURL) as exc:  # "unknown url type", a bad port, ...
+        print(f"stream-validator: error: --url {base!r}: {exc}", file=sys.stderr)
+        return ResumeExit.USAGE
     try:
         answer = decode_json(body)
     except DecodeError:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from stream_validator.cli.argtypes import Subparsers
+from stream_validator.cli.argtypes import Subparsers, timeout_seconds
 from stream_validator.cli.signals import stop_on_signals
 from stream_validator.codec import encode_json
 from stream_validator.errors import (
@@ -108,7 +108,7 @@ def add_parser(commands: Subparsers) -> None:
     )
     add(
         "--connect-timeout",
-        type=_positive(float),
+        type=timeout_seconds,
         default=10.0,
         metavar="SECONDS",
         help="how long to wait for the broker at start (default: %(default)s)",

@@ -1,0 +1,40 @@
+"""Every command's timeout is a number of seconds in (0, a day]; resume names a bad URL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stream_validator.cli.main import main
+from stream_validator.errors import ResumeExit
+
+COMMANDS = {
+    "resume": ["resume", "--route", "ticks", "--url", "http://127.0.0.1:1", "--timeout"],
+    "replay": ["replay", "--route", "ticks", "--dlq-topic", "d", "--dry-run", "--timeout"],
+    "dev-kafka-start": ["dev-kafka", "start", "--state-dir", "{tmp}", "--timeout"],
+    "dev-kafka-stop": ["dev-kafka", "stop", "--state-dir", "{tmp}", "--timeout"],
+    "simulate": ["simulate", "--topic", "t", "--count", "1", "--connect-timeout"],
+}
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "0", "1e300", "soon"])
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_timeout_outside_a_day_is_a_usage_error(
+    command: str, value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Refused before anything runs (inf overflowed the clock in resume, -1 made replay wait
+    forever for an unreachable broker, NaN made dev-kafka start wait 'nans')."""
+    with pytest.raises(SystemExit) as info:
+        main([arg.format(tmp=tmp_path) for arg in COMMANDS[command]] + [value])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "timeout" in err
+    assert f"got {value}" in err or f"not a number: {value!r}" in err
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "not a url", "http://127.0.0.1:port"])
+def test_resume_names_a_url_that_is_not_one(url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A malformed --url is a usage error naming it, not a ValueError traceback."""
+    assert main(["resume", "--route", "ticks", "--url", url]) == ResumeExit.USAGE
+    assert f"--url {url!r}" in capsys.readouterr().err
