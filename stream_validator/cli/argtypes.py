@@ -25,6 +25,14 @@ def positive_int(text: str) -> int:
     return value
 
 
+def port_number(text: str) -> int:
+    """A TCP port, 1 to 65535, or an argparse error naming the value."""
+    value = positive_int(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"must be at most 65535, got {value}")
+    return value
+
+
 #: The longest timeout a command takes: a day. An infinite one overflowed the clock
 #: (OverflowError), a negative one made librdkafka wait forever, NaN compared as never.
 MAX_TIMEOUT_S = 86_400.0

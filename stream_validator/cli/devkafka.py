@@ -15,7 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from stream_validator.cli.argtypes import Subparsers, timeout_seconds
+from stream_validator.cli.argtypes import Subparsers, port_number, timeout_seconds
 from stream_validator.devbroker.broker import LocalKafkaBroker
 from stream_validator.devbroker.jars import KAFKA_VERSION, fetch_jars
 from stream_validator.devbroker.settings import DEFAULT_HEAP
@@ -47,8 +47,8 @@ def add_parser(commands: Subparsers) -> None:
         help="broker config, data, log and pid file (default: ./.dev-kafka)",
     )
     start = commands.add_parser("start", parents=[state], help="start a broker")
-    start.add_argument("--port", type=int, help="client port (default: a free one)")
-    start.add_argument("--controller-port", type=int, help="KRaft controller port")
+    start.add_argument("--port", type=port_number, help="client port (default: a free one)")
+    start.add_argument("--controller-port", type=port_number, help="KRaft controller port")
     start.add_argument("--heap", default=DEFAULT_HEAP, help="JVM -Xms/-Xmx (default: 512m)")
     start.add_argument(
         "--timeout", type=timeout_seconds, default=120.0, help="seconds to wait for ready"

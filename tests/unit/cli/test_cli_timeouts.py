@@ -1,4 +1,5 @@
-"""Every command's timeout is a number of seconds in (0, a day]; resume names a bad URL."""
+"""Every command's timeout is a number of seconds in (0, a day]; resume names a bad URL;
+dev-kafka takes only real ports."""
 
 from __future__ import annotations
 
@@ -38,3 +39,17 @@ def test_resume_names_a_url_that_is_not_one(url: str, capsys: pytest.CaptureFixt
     """A malformed --url is a usage error naming it, not a ValueError traceback."""
     assert main(["resume", "--route", "ticks", "--url", url]) == ResumeExit.USAGE
     assert f"--url {url!r}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", ["--port", "--controller-port"])
+@pytest.mark.parametrize("value", ["0", "-5", "70000", "http"])
+def test_dev_kafka_takes_only_real_ports(
+    flag: str, value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A port outside 1-65535 is a usage error, before a broker is formatted and started
+    (it used to fail 20 s later with the broker's log)."""
+    with pytest.raises(SystemExit) as info:
+        main(["dev-kafka", "start", "--state-dir", str(tmp_path / "k"), flag, value])
+    assert info.value.code == 2
+    assert flag in capsys.readouterr().err
+    assert not (tmp_path / "k").exists()
