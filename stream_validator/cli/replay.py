@@ -103,6 +103,8 @@ from stream_validator.verify import DataSchemaContractVerifier
 _PROG = "stream-validator replay"
 # The broker's default offset.metadata.max.bytes is 4096; keep room for the framing.
 _MAX_SELECTION_BYTES = 3500
+#: 9999-12-31T23:59:59.999Z, the last millisecond a datetime holds
+_MAX_EPOCH_MS = 253_402_300_799_999
 
 
 NAME = "replay"
@@ -159,13 +161,17 @@ def add_parser(commands: Subparsers) -> argparse.ArgumentParser:
 
 
 def parse_time_ms(text: str) -> int:
-    """ISO-8601 (a naive time is UTC) or epoch milliseconds; raise ValueError."""
-    if text.isdigit():
+    """ISO-8601 (a naive time is UTC) or epoch milliseconds up to the year 9999; raise
+    ValueError."""
+    problem = ValueError(f"not an ISO-8601 time or epoch milliseconds: {text!r}")
+    if text.isascii() and text.isdigit():
+        if int(text) > _MAX_EPOCH_MS:
+            raise problem
         return int(text)
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise ValueError(f"not an ISO-8601 time or epoch milliseconds: {text!r}") from None
+        raise problem from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return int(moment.timestamp() * 1000)

@@ -61,6 +61,9 @@ class OffsetBound:
         return cls(default, tuple(sorted((int(p), int(o)) for p, o in parts.items())))
 
 
+_MAX_OFFSET, _MAX_PARTITION = 2**63 - 1, 2**31 - 1
+
+
 def parse_offset_bound(texts: Iterable[str]) -> OffsetBound:
     """``N`` (every partition) or ``P:N`` (one partition), repeatable; raise ValueError."""
     default: int | None = None
@@ -74,6 +77,8 @@ def parse_offset_bound(texts: Iterable[str]) -> OffsetBound:
             raise ValueError(f"not an offset (N or PARTITION:N): {text!r}") from None
         if value < 0 or (number is not None and number < 0):
             raise ValueError(f"offsets and partitions must be >= 0: {text!r}")
+        if value > _MAX_OFFSET or (number is not None and number > _MAX_PARTITION):
+            raise ValueError(f"offsets are int64 and partitions int32 in Kafka: {text!r}")
         if number is None:
             default = value
         else:

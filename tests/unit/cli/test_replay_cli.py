@@ -62,10 +62,13 @@ def test_times_parse_as_iso_or_epoch_milliseconds(text: str, expected: int) -> N
     assert parse_time_ms(text) == expected
 
 
-def test_bad_time_is_a_value_error() -> None:
-    """Anything else is refused with the text in the message."""
-    with pytest.raises(ValueError, match="yesterday"):
-        parse_time_ms("yesterday")
+@pytest.mark.parametrize("text", ["yesterday", "99999999999999999999", "253402300800000", "²"])
+def test_bad_time_is_a_value_error(text: str) -> None:
+    """Anything else is refused with the text in the message: epoch milliseconds past the
+    year 9999 too (over 64 bits they were a TypeError traceback), and digits that are not
+    ASCII ('²' passed isdigit and failed int())."""
+    with pytest.raises(ValueError, match=f"not an ISO-8601 time or epoch milliseconds: {text!r}"):
+        parse_time_ms(text)
 
 
 def test_default_route_and_target(tmp_path: Path) -> None:

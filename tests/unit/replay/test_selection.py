@@ -25,7 +25,11 @@ def test_offset_bound_parses_default_and_per_partition_forms() -> None:
     assert not parse_offset_bound([]).is_set()
 
 
-@pytest.mark.parametrize("text", ["x", "1:x", "-1", "-1:5", "1:2:3"])
+# Kafka offsets are int64 and partitions int32: past them the selection could not be stored
+# (a TypeError traceback) or named a partition no topic can have.
+@pytest.mark.parametrize(
+    "text", ["x", "1:x", "-1", "-1:5", "1:2:3", str(2**63), f"{2**31}:1", "²", "1:²"]
+)
 def test_offset_bound_rejects_bad_text(text: str) -> None:
     """Anything but N or PARTITION:N with non-negative numbers is a ValueError."""
     with pytest.raises(ValueError):
