@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import TypeAlias
 
 
@@ -25,12 +26,25 @@ def positive_int(text: str) -> int:
     return value
 
 
+def bounded_int(most: int) -> Callable[[str], int]:
+    """An integer from 1 to ``most``, or an argparse error naming the value."""
+
+    def parse(text: str) -> int:
+        value = positive_int(text)
+        if value > most:
+            raise argparse.ArgumentTypeError(f"must be at most {most:,}, got {value}")
+        return value
+
+    return parse
+
+
+#: librdkafka's own range for a new topic's partitions (past it: a ValueError traceback)
+partition_count = bounded_int(100_000)
+
+
 def port_number(text: str) -> int:
     """A TCP port, 1 to 65535, or an argparse error naming the value."""
-    value = positive_int(text)
-    if value > 65535:
-        raise argparse.ArgumentTypeError(f"must be at most 65535, got {value}")
-    return value
+    return bounded_int(65535)(text)
 
 
 #: The longest timeout a command takes: a day. An infinite one overflowed the clock

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from stream_validator.cli.argtypes import Subparsers, positive_int
+from stream_validator.cli.argtypes import Subparsers, partition_count
 from stream_validator.errors import CheckExit, TopicAdminError
 
 
@@ -17,7 +17,7 @@ def add_parser(commands: Subparsers) -> None:
 
     topics = commands.add_parser("create-topics", help="create the topics a service config names")
     topics.add_argument("--config", required=True, metavar="FILE", help="service YAML config")
-    topics.add_argument("--partitions", type=positive_int, default=3, metavar="N")
+    topics.add_argument("--partitions", type=partition_count, default=3, metavar="N")
     topics.add_argument(
         "--replication-factor",
         type=int,

@@ -21,7 +21,12 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from stream_validator.cli.argtypes import Subparsers, timeout_seconds
+from stream_validator.cli.argtypes import (
+    Subparsers,
+    bounded_int,
+    partition_count,
+    timeout_seconds,
+)
 from stream_validator.cli.signals import stop_on_signals
 from stream_validator.codec import encode_json
 from stream_validator.errors import (
@@ -46,6 +51,8 @@ DEFAULT_BOOTSTRAP: Final = "127.0.0.1:9092"
 # librdkafka's default (300 s) would make a dead broker look like a hang.
 DEFAULT_MESSAGE_TIMEOUT_MS: Final = 30_000
 _PROG: Final = "stream-validator simulate"
+#: Each symbol is an instrument held in memory (10**11 of them took the machine's memory).
+MAX_SYMBOLS: Final = 100_000
 
 
 NAME: Final = "simulate"
@@ -80,7 +87,13 @@ def add_parser(commands: Subparsers) -> None:
     )
     add("--duration", type=_positive(float), metavar="SECONDS", help="stop after this long")
     add("--count", type=_positive(int), metavar="N", help="stop after N messages")
-    add("--symbols", type=_positive(int), default=10, metavar="N", help="default: %(default)s")
+    add(
+        "--symbols",
+        type=bounded_int(MAX_SYMBOLS),
+        default=10,
+        metavar="N",
+        help=f"default: %(default)s, at most {MAX_SYMBOLS:,}",
+    )
     add(
         "--seed",
         type=int,
@@ -96,7 +109,7 @@ def add_parser(commands: Subparsers) -> None:
         help="NAME[@WINDOW][:FRACTION], repeatable; see below",
     )
     add("--create-topic", action="store_true", help="create the topic if it is missing")
-    add("--partitions", type=_positive(int), metavar="N", help="with --create-topic (default 1)")
+    add("--partitions", type=partition_count, metavar="N", help="with --create-topic (default 1)")
     add(
         "-X",
         dest="extra",

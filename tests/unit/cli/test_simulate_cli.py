@@ -52,10 +52,19 @@ def test_librdkafka_setting_needs_key_and_value(
 
 
 @pytest.mark.parametrize(
-    ("option", "value"), [("--rate", "-1"), ("--count", "0"), ("--duration", "x")]
+    ("option", "value"),
+    [
+        ("--rate", "-1"),
+        ("--count", "0"),
+        ("--duration", "x"),
+        # 10**11 instruments filled the machine's memory; librdkafka refuses 10**6
+        # partitions with a ValueError traceback.
+        ("--symbols", "100001"),
+        ("--partitions", "100001"),
+    ],
 )
 def test_numbers_are_checked(option: str, value: str, capsys: pytest.CaptureFixture[str]) -> None:
-    """Negative rates, zero counts and non-numbers are refused."""
+    """Negative rates, zero counts, non-numbers and sizes past their bounds are refused."""
     assert option in usage_error(["--topic", "t", "--count", "1", option, value], capsys)
 
 

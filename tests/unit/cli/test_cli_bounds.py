@@ -1,5 +1,5 @@
-"""Every command's timeout is a number of seconds in (0, a day]; resume names a bad URL;
-dev-kafka takes only real ports."""
+"""Numeric flags within their bounds: every timeout in (0, a day], real ports, partition
+counts librdkafka accepts; resume names a bad URL."""
 
 from __future__ import annotations
 
@@ -53,3 +53,14 @@ def test_dev_kafka_takes_only_real_ports(
     assert info.value.code == 2
     assert flag in capsys.readouterr().err
     assert not (tmp_path / "k").exists()
+
+
+def test_create_topics_takes_only_partition_counts_librdkafka_accepts(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--partitions 1000000 is a usage error (librdkafka's NewTopic raised a ValueError
+    traceback past 100,000)."""
+    with pytest.raises(SystemExit) as info:
+        main(["create-topics", "--config", "unused.yaml", "--partitions", "1000000"])
+    assert info.value.code == 2
+    assert "--partitions: must be at most 100,000" in capsys.readouterr().err
