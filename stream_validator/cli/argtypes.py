@@ -6,6 +6,8 @@ import argparse
 from collections.abc import Callable
 from typing import TypeAlias
 
+from stream_validator.config.schema import MAX_SECONDS
+
 
 def non_negative_int(text: str) -> int:
     """An integer >= 0, or an argparse error naming the bad value."""
@@ -42,24 +44,20 @@ def bounded_int(most: int) -> Callable[[str], int]:
 partition_count = bounded_int(100_000)
 
 
-def port_number(text: str) -> int:
-    """A TCP port, 1 to 65535, or an argparse error naming the value."""
-    return bounded_int(65535)(text)
-
-
-#: The longest timeout a command takes: a day. An infinite one overflowed the clock
-#: (OverflowError), a negative one made librdkafka wait forever, NaN compared as never.
-MAX_TIMEOUT_S = 86_400.0
+#: A TCP port, 1 to 65535
+port_number = bounded_int(65535)
 
 
 def timeout_seconds(text: str) -> float:
-    """A number of seconds, > 0 and at most a day, or an argparse error naming the value."""
+    """A number of seconds, > 0 and at most a day (``MAX_SECONDS``, as every duration of
+    the config), or an argparse error naming the value. An infinite timeout overflowed the
+    clock, a negative one made librdkafka wait forever, and NaN compared as never."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0 < value <= MAX_TIMEOUT_S:  # NaN too
-        raise argparse.ArgumentTypeError(f"must be > 0 and <= {MAX_TIMEOUT_S:g} s, got {text}")
+    if not 0 < value <= MAX_SECONDS:  # NaN too
+        raise argparse.ArgumentTypeError(f"must be > 0 and <= {MAX_SECONDS} s, got {text}")
     return value
 
 
