@@ -165,9 +165,9 @@ def parse_time_ms(text: str) -> int:
     ValueError."""
     problem = ValueError(f"not an ISO-8601 time or epoch milliseconds: {text!r}")
     if text.isascii() and text.isdigit():
-        if int(text) > _MAX_EPOCH_MS:
+        if (epoch_ms := int(text)) > _MAX_EPOCH_MS:
             raise problem
-        return int(text)
+        return epoch_ms
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:

@@ -36,11 +36,11 @@ never per symbol (``EventTally``).
 from __future__ import annotations
 
 import hashlib
-import math
 from bisect import bisect_right
 from collections import OrderedDict, deque
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
+from operator import itemgetter
 from typing import Final
 
 from stream_validator.contracts.statespec import SymbolStateSpec
@@ -369,9 +369,12 @@ def compact_key(symbol: str) -> str:
     return f"{symbol[:_KEPT_CHARS]}…#{digest.hexdigest()}"
 
 
+_START: Final = itemgetter(0)  # a hole range's start
+
+
 def _fill(holes: deque[tuple[int, int]], seq: int) -> bool:
     """Take ``seq`` out of the range of ``holes`` holding it; False when none does."""
-    at = bisect_right(holes, (seq, _AFTER_ANY)) - 1  # the last range starting at or before seq
+    at = bisect_right(holes, seq, key=_START) - 1  # the last range starting at or before seq
     if at < 0:
         return False
     start, end = holes[at]
@@ -387,10 +390,6 @@ def _fill(holes: deque[tuple[int, int]], seq: int) -> bool:
         holes[at] = (start, seq)
         holes.insert(at + 1, (seq + 1, end))
     return True
-
-
-#: Compares above any range end, so ``(seq, _AFTER_ANY)`` sorts after every range at ``seq``.
-_AFTER_ANY: Final = math.inf
 
 
 def feeds_state(violation_kinds: Iterable[str]) -> bool:
