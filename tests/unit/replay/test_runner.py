@@ -247,3 +247,18 @@ def test_missing_source_target_is_a_kafka_error() -> None:
     assert summary.exit_code() == ReplayExit.KAFKA
     assert summary.error == "target topic 'ticks' does not exist"
     assert broker.groups == {}
+
+
+def test_groups_of_a_target_with_a_longer_name_cover_nothing() -> None:
+    """A replay to X.v2 settles nothing for a replay to X: both send every record."""
+    broker = broker_with(PASSES, PASSES)
+    broker.create_topic(f"{CLEAN}.v2", 1)
+    v2 = make_job(
+        target=Target("topic", f"{CLEAN}.v2"),
+        group_base=f"stream-validator-replay.{DLQ}.{CLEAN}.v2",
+    )
+    assert replay(broker, v2).outcomes["replayed"] == 2
+    second = replay(broker, make_job())
+    assert second.outcomes["replayed"] == 2
+    assert second.outcomes[str(Outcome.ALREADY_HANDLED)] == 0
+    assert sent_offsets(broker) == [0, 1]
