@@ -37,8 +37,9 @@ Idempotence
   ``transactional.id`` is the base name, so a second replay to the same target fences
   the first (which stops with exit code 3) and waits for its open chunk to be resolved.
 * **Overlapping selections.** Before reading, a run loads every group of the same base
-  (named exactly ``<base>.<digest>``; a target ``X.v2``'s groups are not ``X``'s) and skips (``already_handled``) any record another group's selection selects
-  below that group's committed offset. A replay filtered by ``--kind`` followed by an
+  (named exactly ``<base>.<digest>``; a target ``X.v2``'s groups are not ``X``'s) and
+  skips (``already_handled``) any record another group's selection selects below that
+  group's committed offset. A replay filtered by ``--kind`` followed by an
   unfiltered one therefore never sends a record twice.
 * **One original record, one delivery.** Within a run, a second envelope of the same
   source record (the service is at-least-once; a requeued copy and its original) is a
