@@ -8,7 +8,7 @@ end offsets observed at start (it never waits for new records), re-validates eac
 envelope's original payload against the current contract, sends the records that now
 pass to the target (``clean``: the route's clean topic; ``source``: the topic the record
 came from, which must be one of the route's configured source topics; or a topic name,
-never another route's clean or DLQ topic unless ``--force``) with their original key,
+never another route's source, clean or DLQ topic unless ``--force``) with their original key,
 headers and timestamp plus
 ``sv.replay.dlq.{topic,partition,offset}``, ``sv.replay.time``, ``sv.replay.group`` and
 ``sv.replay.count`` (replay count + 1) headers, and writes records that still fail back
@@ -69,7 +69,6 @@ summary (``--json``: one JSON object) to stdout.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import threading
 from collections.abc import Sequence
@@ -144,7 +143,7 @@ def add_parser(commands: Subparsers) -> argparse.ArgumentParser:
         help="a record replayed N times already stays in the DLQ, exhausted (default: %(default)s)",
     )
     add("--no-requeue", action="store_true", help="leave still-failing records in place")
-    add("--force", action="store_true", help="allow --to another route's clean or DLQ topic")
+    add("--force", action="store_true", help="allow --to another route's source, clean or DLQ topic")
     add("--dry-run", action="store_true", help="report what would happen; write nothing")
     add("--group", metavar="BASE", help="consumer group base name (see the idempotence notes)")
     add("--batch-size", type=positive_int, default=500, metavar="N", help="records per transaction")
@@ -251,34 +250,24 @@ def _target(
         if route is None:
             raise ConfigError("--to clean needs a route (--route): its clean topic is the target")
         return Target("clean", route.clean_topic), frozenset()
-    if spec == "source" or (route is not None and _is_source_of(route, spec)):
+    if spec == "source" or (route is not None and route.matches(spec)):
         if route is None:
             raise ConfigError("--to source needs a route (--route): its source topics")
         # Always taken from the config, never from the envelopes alone.
         target = Target("source", None, frozenset(route.source_topics), route.source_pattern)
         only = route.source_topics == (spec,) and route.source_pattern is None
         return target, frozenset() if spec == "source" or only else frozenset({spec})
-    others = {
-        topic
-        for other in config.routes
-        if other is not route
-        for topic in (other.clean_topic, other.dlq_topic)
-    }
-    if route is not None:
-        others.discard(route.clean_topic)
-    if spec in others and not force:
+    others = [other for other in config.routes if other is not route]
+    if not force and any(
+        spec in (other.clean_topic, other.dlq_topic) or other.matches(spec) for other in others
+    ):
+        # Its records would be validated by that route's contract, quarantined to its DLQ
+        # and counted against its breaker (the route's own clean topic was handled above).
         raise ConfigError(
-            f"--to {spec!r} is another route's clean or DLQ topic; pass --force to send there"
+            f"--to {spec!r} is another route's source, clean or DLQ topic;"
+            " pass --force to send there"
         )
     return Target("topic", spec), frozenset()
-
-
-def _is_source_of(route: RouteConfig, topic: str) -> bool:
-    if topic in route.source_topics:
-        return True
-    return (
-        route.source_pattern is not None and re.fullmatch(route.source_pattern, topic) is not None
-    )
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

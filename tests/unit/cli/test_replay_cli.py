@@ -11,7 +11,7 @@ import yaml
 from stream_validator.cli.main import main as cli_main
 from stream_validator.cli.replay import _ProgressBar, build_job, parse_args, parse_time_ms
 from stream_validator.errors import ConfigError
-from stream_validator.replay.planner import Outcome, ReplayPlanner, build_output
+from stream_validator.replay.planner import Outcome, ReplayPlanner, Target, build_output
 from stream_validator.replay.report import ReplaySummary
 from stream_validator.replay.runner import ReplayJob
 from tests.support.dlq import context, dlq_record, fixed_verifier
@@ -173,3 +173,24 @@ def test_source_and_the_same_topic_are_one_target(tmp_path: Path) -> None:
     as_source = job_for(tmp_path, "--to", "source")
     assert (by_name.group, by_name.group_base) == (as_source.group, as_source.group_base)
     assert by_name.target == as_source.target
+
+
+def test_another_routes_source_topics_need_force(tmp_path: Path) -> None:
+    """--to a topic another route reads (listed or matched by its pattern) needs --force."""
+    path = config(tmp_path, ("t", "t.dlq"), ("u", "u.dlq"))
+    document = yaml.safe_load(Path(path).read_text())
+    document["routes"].append(
+        {
+            "name": "v",
+            "source_pattern": r"md\.bars\..*",
+            "contract": str(TICK),
+            "clean_topic": "v.clean",
+            "dlq_topic": "v.dlq",
+        }
+    )
+    Path(path).write_text(yaml.safe_dump(document))
+    for topic in ("u.in", "md.bars.1m"):
+        args = ["--config", path, "--dlq-topic", "t.dlq", "--to", topic]
+        with pytest.raises(ConfigError, match="--force"):
+            build_job(parse_args(args))
+        assert build_job(parse_args([*args, "--force"])).target == Target("topic", topic)
