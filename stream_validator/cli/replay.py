@@ -55,8 +55,9 @@ Idempotence
   so one quarantined only for ``timestamp_out_of_range`` passes when the rest does.
 
 Unreplayable records (garbage, other envelope versions, truncated payloads, keys or
-headers, checksum mismatches, records too large for the target, and with ``--to source``
-a source topic the route does not read) are reported and skipped, never a crash.
+headers, checksum mismatches, payloads without a checksum unless ``--force``, records
+too large for the target, and with ``--to source`` a source topic the route does not
+read) are reported and skipped, never a crash.
 ``--dry-run`` reads and decides the same way but writes nothing and commits nothing.
 
 Exit codes: 0 every selected record was replayed (dry run: would pass); 1 some selected
@@ -143,7 +144,12 @@ def add_parser(commands: Subparsers) -> argparse.ArgumentParser:
         help="a record replayed N times already stays in the DLQ, exhausted (default: %(default)s)",
     )
     add("--no-requeue", action="store_true", help="leave still-failing records in place")
-    add("--force", action="store_true", help="allow --to another route's source, clean or DLQ topic")
+    add(
+        "--force",
+        action="store_true",
+        help="allow --to another route's source, clean or DLQ topic, and replay envelopes"
+        " without payload_length/payload_sha256",
+    )
     add("--dry-run", action="store_true", help="report what would happen; write nothing")
     add("--group", metavar="BASE", help="consumer group base name (see the idempotence notes)")
     add("--batch-size", type=positive_int, default=500, metavar="N", help="records per transaction")
@@ -221,6 +227,7 @@ def build_job(args: argparse.Namespace) -> ReplayJob:
         max_replays=args.max_replays,
         requeue=not args.no_requeue,
         dry_run=args.dry_run,
+        allow_unchecked=args.force,
         batch_size=args.batch_size,
         timeout_s=args.timeout,
         max_examples=args.examples,

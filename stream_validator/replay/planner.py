@@ -12,8 +12,9 @@ Outcomes, in the order they are checked:
 
 ``filtered_out``     outside the range or not matching a filter (``reason`` names which)
 ``already_handled``  settled by an earlier replay to the same target (``reason``: its group)
-``unreplayable``     not a v1 envelope, truncated payload/key/headers, bad checksum, or
-                     (``--to source``) a source topic that is not one of the route's
+``unreplayable``     not a v1 envelope, truncated payload/key/headers, bad checksum, no
+                     checksum (unless ``allow_unchecked``), or (``--to source``) a source
+                     topic that is not one of the route's
 ``duplicate``        a second envelope of a source record already decided in this run
 ``exhausted``        already replayed ``max_replays`` times (sent on or requeued), whether
                      it passes now or not: left in the DLQ, never sent again
@@ -153,6 +154,7 @@ class ReplayPlanner:
     """Decides each DLQ record's outcome, chunk by chunk, remembering one run's history."""
 
     __slots__ = (
+        "_allow_unchecked",
         "_coverage",
         "_held",
         "_max_replays",
@@ -172,6 +174,7 @@ class ReplayPlanner:
         max_replays: int = DEFAULT_MAX_REPLAYS,
         requeue: bool = True,
         target: Target | None = None,
+        allow_unchecked: bool = False,
     ) -> None:
         if max_replays < 0:
             raise ValueError(f"max_replays must be >= 0, got {max_replays}")
@@ -181,6 +184,7 @@ class ReplayPlanner:
         self._max_replays = max_replays
         self._requeue = requeue
         self._target = target
+        self._allow_unchecked = allow_unchecked
         self._seen: set[tuple[str, int, int]] = set()
         self._held: dict[int, int] = {}
 
@@ -202,6 +206,14 @@ class ReplayPlanner:
         if isinstance(parsed, Unreplayable):
             return Decision(
                 record, Outcome.UNREPLAYABLE, reason=str(parsed.reason), detail=parsed.detail
+            )
+        if not parsed.checked and not self._allow_unchecked:
+            return Decision(
+                record,
+                Outcome.UNREPLAYABLE,
+                parsed,
+                reason=str(UnreplayableReason.PAYLOAD_UNCHECKED),
+                detail="no payload_length and payload_sha256 to check the payload against",
             )
         original = parsed.original
         if self._target is not None and not self._target.accepts(original.topic):

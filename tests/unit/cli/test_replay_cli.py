@@ -194,3 +194,9 @@ def test_another_routes_source_topics_need_force(tmp_path: Path) -> None:
         with pytest.raises(ConfigError, match="--force"):
             build_job(parse_args(args))
         assert build_job(parse_args([*args, "--force"])).target == Target("topic", topic)
+
+
+def test_force_also_allows_unchecked_payloads(tmp_path: Path) -> None:
+    """Only --force lets the planner replay envelopes without payload length and sha256."""
+    assert not job_for(tmp_path).allow_unchecked
+    assert job_for(tmp_path, "--force").allow_unchecked
