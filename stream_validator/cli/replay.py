@@ -99,13 +99,14 @@ from stream_validator.replay.planner import DEFAULT_MAX_REPLAYS, Outcome, Target
 from stream_validator.replay.report import ReplaySummary
 from stream_validator.replay.runner import DlqReplayer, ReplayJob
 from stream_validator.replay.selection import Selection, parse_offset_bound
-from stream_validator.verify import DataSchemaContractVerifier
+from stream_validator.verify import DataSchemaContractVerifier, ViolationKind
 
 _PROG = "stream-validator replay"
 # The broker's default offset.metadata.max.bytes is 4096; keep room for the framing.
 _MAX_SELECTION_BYTES = 3500
 #: 9999-12-31T23:59:59.999Z, the last millisecond a datetime holds
 _MAX_EPOCH_MS = 253_402_300_799_999
+_KINDS = frozenset(str(kind) for kind in ViolationKind)
 
 
 NAME = "replay"
@@ -147,8 +148,8 @@ def add_parser(commands: Subparsers) -> argparse.ArgumentParser:
     add(
         "--force",
         action="store_true",
-        help="allow --to another route's source, clean or DLQ topic, and replay envelopes"
-        " without payload_length/payload_sha256",
+        help="allow --to another route's source, clean or DLQ topic, --route with a DLQ topic"
+        " not its own, and envelopes without payload_length/payload_sha256",
     )
     add("--dry-run", action="store_true", help="report what would happen; write nothing")
     add("--group", metavar="BASE", help="consumer group base name (see the idempotence notes)")
@@ -186,13 +187,20 @@ def parse_time_ms(text: str) -> int:
 def build_job(args: argparse.Namespace) -> ReplayJob:
     """Resolve config, route, contract, target and selection; raise on bad usage."""
     config = load_config(args.config)
-    route = _route(config, args.route, args.dlq_topic)
+    unknown = sorted(set(args.kind) - _KINDS)
+    if unknown:
+        names = ", ".join(repr(k[:100]) for k in unknown)
+        raise ValueError(f"unknown --kind {names}; the kinds are: {', '.join(sorted(_KINDS))}")
+    route = _route(config, args.route, args.dlq_topic, force=args.force)
     if args.contract:
         contract = load_contract(args.contract)
     elif route is not None:
         contract = route.contract
     else:
-        raise ConfigError(f"no route has dlq_topic {args.dlq_topic!r}: pass --route or --contract")
+        raise ConfigError(
+            f"no route has dlq_topic {args.dlq_topic!r} ({_dlq_topics(config)}):"
+            " pass --route, or --contract with --to TOPIC"
+        )
     target, source_filter = _target(args.to, route, config, args.dlq_topic, force=args.force)
     if source_filter and args.source_topic:
         raise ValueError("--to a source topic already filters by it: use --to source instead")
@@ -234,17 +242,31 @@ def build_job(args: argparse.Namespace) -> ReplayJob:
     )
 
 
-def _route(config: ServiceConfig, name: str | None, dlq_topic: str) -> RouteConfig | None:
+def _route(
+    config: ServiceConfig, name: str | None, dlq_topic: str, *, force: bool
+) -> RouteConfig | None:
     if name is not None:
-        for route in config.routes:
-            if route.name == name:
-                return route
-        raise ConfigError(f"{config.source}: no route named {name!r}")
+        route = next((r for r in config.routes if r.name == name), None)
+        if route is None:
+            raise ConfigError(f"{config.source}: no route named {name!r}")
+        if route.dlq_topic != dlq_topic and not force:
+            # Its selection keeps only this route's envelopes: anything else would filter
+            # every record out and exit 0 having replayed nothing.
+            raise ConfigError(
+                f"route {name!r} quarantines to {route.dlq_topic!r}, not {dlq_topic!r}"
+                f" ({_dlq_topics(config)}); pass --force to replay that topic anyway"
+            )
+        return route
     matching = [r for r in config.routes if r.dlq_topic == dlq_topic]
     if len(matching) > 1:
         names = ", ".join(r.name for r in matching)
         raise ConfigError(f"routes {names} all quarantine to {dlq_topic!r}: pass --route")
     return matching[0] if matching else None
+
+
+def _dlq_topics(config: ServiceConfig) -> str:
+    topics = sorted({r.dlq_topic for r in config.routes})
+    return "the routes' DLQ topics: " + (", ".join(topics) or "none")
 
 
 def _target(
