@@ -41,10 +41,12 @@ Idempotence
   skips (``already_handled``) any record another group's selection selects below that
   group's committed offset. A replay filtered by ``--kind`` followed by an
   unfiltered one therefore never sends a record twice.
-* **One original record, one delivery.** Within a run, a second envelope of the same
-  source record (the service is at-least-once; a requeued copy and its original) is a
-  ``duplicate``. A record left in place by ``--no-requeue`` keeps its partition's group
-  offset from moving past it; records after it that would pass are ``held_back`` (not
+* **One original record, one delivery per run.** Within a run, a second envelope of the
+  same source record (the service is at-least-once; a requeued copy and its original) is a
+  ``duplicate`` (``replay.seen``: 16 bytes a run of consecutive offsets). Across runs it is not: a
+  duplicate envelope arriving after a run sent the first is sent again by the next run.
+  A record left in place by ``--no-requeue`` keeps its partition's group offset from
+  moving past it; records after it that would pass are ``held_back`` (not
   sent) and are replayed by a later run, in order.
 * **What is not covered.** Consumers of the target that read uncommitted data can see
   records of aborted chunks. Groups under a different ``--group`` base are independent.

@@ -47,6 +47,7 @@ from stream_validator.dlq.envelope_reader import (
 )
 from stream_validator.dlq.records import EnvelopeContext
 from stream_validator.records import Headers, SourceRecord
+from stream_validator.replay.seen import SourceOffsets
 from stream_validator.replay.selection import Selection
 from stream_validator.verify import DataSchemaContractVerifier, QuarantinedRecord, Violation
 
@@ -185,7 +186,7 @@ class ReplayPlanner:
         self._requeue = requeue
         self._target = target
         self._allow_unchecked = allow_unchecked
-        self._seen: set[tuple[str, int, int]] = set()
+        self._seen = SourceOffsets()
         self._held: dict[int, int] = {}
 
     def decide(self, records: Sequence[SourceRecord]) -> list[Decision]:
@@ -224,10 +225,8 @@ class ReplayPlanner:
                 reason=str(UnreplayableReason.NOT_A_ROUTE_SOURCE),
                 detail=f"source topic {original.topic[:200]!r} is not a source of the route",
             )
-        identity = (original.topic, original.partition, original.offset)
-        if identity in self._seen:
+        if not self._seen.add(original.topic, original.partition, original.offset):
             return Decision(record, Outcome.DUPLICATE, parsed, reason="source record seen")
-        self._seen.add(identity)
         quarantined = validate(original.value)
         violations = () if quarantined is None else tuple(quarantined.violations)
         if parsed.replay_count >= self._max_replays:

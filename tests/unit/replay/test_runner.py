@@ -262,3 +262,13 @@ def test_groups_of_a_target_with_a_longer_name_cover_nothing() -> None:
     assert second.outcomes["replayed"] == 2
     assert second.outcomes[str(Outcome.ALREADY_HANDLED)] == 0
     assert sent_offsets(broker) == [0, 1]
+
+
+def test_a_duplicate_envelope_after_a_run_is_sent_by_the_next_run() -> None:
+    """The documented limit: duplicates are caught within a run, not across runs."""
+    broker = broker_with(PASSES)
+    assert replay(broker).outcomes["replayed"] == 1
+    again = dlq_record(PASSES, offset=0)  # the same source record, quarantined twice
+    broker.append(DLQ, again.value, key=again.key, headers=again.headers, timestamp_ms=1_000)
+    assert replay(broker).outcomes["replayed"] == 1
+    assert sent_offsets(broker) == [0, 1]
