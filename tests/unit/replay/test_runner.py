@@ -272,3 +272,20 @@ def test_a_duplicate_envelope_after_a_run_is_sent_by_the_next_run() -> None:
     broker.append(DLQ, again.value, key=again.key, headers=again.headers, timestamp_ms=1_000)
     assert replay(broker).outcomes["replayed"] == 1
     assert sent_offsets(broker) == [0, 1]
+
+
+def test_a_run_resumes_from_its_own_group_even_when_the_listing_misses_it() -> None:
+    """The run's own committed offsets are read directly, never only through the listing."""
+    broker = broker_with(PASSES, PASSES)
+    assert replay(broker).outcomes["replayed"] == 2
+
+    class Unlisted(FakeClients):
+        def admin(self) -> FakeAdmin:
+            admin = self.broker.admin()
+            admin.groups = lambda prefix, timeout_s: []  # type: ignore[method-assign]
+            return admin
+
+    job = make_job()
+    summary = DlqReplayer(job, clients=Unlisted(broker, job)).run()
+    assert summary.records == 0
+    assert sent_offsets(broker) == [0, 1]
