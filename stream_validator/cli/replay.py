@@ -8,7 +8,7 @@ end offsets observed at start (it never waits for new records), re-validates eac
 envelope's original payload against the current contract, sends the records that now
 pass to the target (``clean``: the route's clean topic; ``source``: the topic the record
 came from, which must be one of the route's configured source topics; or a topic name,
-never another route's clean or DLQ topic unless ``--force``) with their original key,
+never another route's source, clean or DLQ topic unless ``--force``) with their original key,
 headers and timestamp plus
 ``sv.replay.dlq.{topic,partition,offset}``, ``sv.replay.time``, ``sv.replay.group`` and
 ``sv.replay.count`` (replay count + 1) headers, and writes records that still fail back
@@ -36,14 +36,17 @@ Idempotence
   chunk. Nothing is lost, and nothing already committed is sent again.
   ``transactional.id`` is the base name, so a second replay to the same target fences
   the first (which stops with exit code 3) and waits for its open chunk to be resolved.
-* **Overlapping selections.** Before reading, a run loads every group under the same
-  base and skips (``already_handled``) any record another group's selection selects
-  below that group's committed offset. A replay filtered by ``--kind`` followed by an
+* **Overlapping selections.** Before reading, a run loads every group of the same base
+  (named exactly ``<base>.<digest>``; a target ``X.v2``'s groups are not ``X``'s) and
+  skips (``already_handled``) any record another group's selection selects below that
+  group's committed offset. A replay filtered by ``--kind`` followed by an
   unfiltered one therefore never sends a record twice.
-* **One original record, one delivery.** Within a run, a second envelope of the same
-  source record (the service is at-least-once; a requeued copy and its original) is a
-  ``duplicate``. A record left in place by ``--no-requeue`` keeps its partition's group
-  offset from moving past it; records after it that would pass are ``held_back`` (not
+* **One original record, one delivery per run.** Within a run, a second envelope of the
+  same source record (the service is at-least-once; a requeued copy and its original) is a
+  ``duplicate`` (``replay.seen``: 16 bytes a run of consecutive offsets). Across runs it is not: a
+  duplicate envelope arriving after a run sent the first is sent again by the next run.
+  A record left in place by ``--no-requeue`` keeps its partition's group offset from
+  moving past it; records after it that would pass are ``held_back`` (not
   sent) and are replayed by a later run, in order.
 * **What is not covered.** Consumers of the target that read uncommitted data can see
   records of aborted chunks. Groups under a different ``--group`` base are independent.
@@ -54,8 +57,9 @@ Idempotence
   so one quarantined only for ``timestamp_out_of_range`` passes when the rest does.
 
 Unreplayable records (garbage, other envelope versions, truncated payloads, keys or
-headers, checksum mismatches, records too large for the target, and with ``--to source``
-a source topic the route does not read) are reported and skipped, never a crash.
+headers, checksum mismatches, payloads without a checksum unless ``--force``, records
+too large for the target, and with ``--to source`` a source topic the route does not
+read) are reported and skipped, never a crash.
 ``--dry-run`` reads and decides the same way but writes nothing and commits nothing.
 
 Exit codes: 0 every selected record was replayed (dry run: would pass); 1 some selected
@@ -68,7 +72,6 @@ summary (``--json``: one JSON object) to stdout.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import threading
 from collections.abc import Sequence
@@ -98,13 +101,14 @@ from stream_validator.replay.planner import DEFAULT_MAX_REPLAYS, Outcome, Target
 from stream_validator.replay.report import ReplaySummary
 from stream_validator.replay.runner import DlqReplayer, ReplayJob
 from stream_validator.replay.selection import Selection, parse_offset_bound
-from stream_validator.verify import DataSchemaContractVerifier
+from stream_validator.verify import DataSchemaContractVerifier, ViolationKind
 
 _PROG = "stream-validator replay"
 # The broker's default offset.metadata.max.bytes is 4096; keep room for the framing.
 _MAX_SELECTION_BYTES = 3500
 #: 9999-12-31T23:59:59.999Z, the last millisecond a datetime holds
 _MAX_EPOCH_MS = 253_402_300_799_999
+_KINDS = frozenset(str(kind) for kind in ViolationKind)
 
 
 NAME = "replay"
@@ -143,7 +147,12 @@ def add_parser(commands: Subparsers) -> argparse.ArgumentParser:
         help="a record replayed N times already stays in the DLQ, exhausted (default: %(default)s)",
     )
     add("--no-requeue", action="store_true", help="leave still-failing records in place")
-    add("--force", action="store_true", help="allow --to another route's clean or DLQ topic")
+    add(
+        "--force",
+        action="store_true",
+        help="allow --to another route's source, clean or DLQ topic, --route with a DLQ topic"
+        " not its own, and envelopes without payload_length/payload_sha256",
+    )
     add("--dry-run", action="store_true", help="report what would happen; write nothing")
     add("--group", metavar="BASE", help="consumer group base name (see the idempotence notes)")
     add("--batch-size", type=positive_int, default=500, metavar="N", help="records per transaction")
@@ -180,13 +189,20 @@ def parse_time_ms(text: str) -> int:
 def build_job(args: argparse.Namespace) -> ReplayJob:
     """Resolve config, route, contract, target and selection; raise on bad usage."""
     config = load_config(args.config)
-    route = _route(config, args.route, args.dlq_topic)
+    unknown = sorted(set(args.kind) - _KINDS)
+    if unknown:
+        names = ", ".join(repr(k[:100]) for k in unknown)
+        raise ValueError(f"unknown --kind {names}; the kinds are: {', '.join(sorted(_KINDS))}")
+    route = _route(config, args.route, args.dlq_topic, force=args.force)
     if args.contract:
         contract = load_contract(args.contract)
     elif route is not None:
         contract = route.contract
     else:
-        raise ConfigError(f"no route has dlq_topic {args.dlq_topic!r}: pass --route or --contract")
+        raise ConfigError(
+            f"no route has dlq_topic {args.dlq_topic!r} ({_dlq_topics(config)}):"
+            " pass --route, or --contract with --to TOPIC"
+        )
     target, source_filter = _target(args.to, route, config, args.dlq_topic, force=args.force)
     if source_filter and args.source_topic:
         raise ValueError("--to a source topic already filters by it: use --to source instead")
@@ -221,23 +237,38 @@ def build_job(args: argparse.Namespace) -> ReplayJob:
         max_replays=args.max_replays,
         requeue=not args.no_requeue,
         dry_run=args.dry_run,
+        allow_unchecked=args.force,
         batch_size=args.batch_size,
         timeout_s=args.timeout,
         max_examples=args.examples,
     )
 
 
-def _route(config: ServiceConfig, name: str | None, dlq_topic: str) -> RouteConfig | None:
+def _route(
+    config: ServiceConfig, name: str | None, dlq_topic: str, *, force: bool
+) -> RouteConfig | None:
     if name is not None:
-        for route in config.routes:
-            if route.name == name:
-                return route
-        raise ConfigError(f"{config.source}: no route named {name!r}")
+        route = next((r for r in config.routes if r.name == name), None)
+        if route is None:
+            raise ConfigError(f"{config.source}: no route named {name!r}")
+        if route.dlq_topic != dlq_topic and not force:
+            # Its selection keeps only this route's envelopes: anything else would filter
+            # every record out and exit 0 having replayed nothing.
+            raise ConfigError(
+                f"route {name!r} quarantines to {route.dlq_topic!r}, not {dlq_topic!r}"
+                f" ({_dlq_topics(config)}); pass --force to replay that topic anyway"
+            )
+        return route
     matching = [r for r in config.routes if r.dlq_topic == dlq_topic]
     if len(matching) > 1:
         names = ", ".join(r.name for r in matching)
         raise ConfigError(f"routes {names} all quarantine to {dlq_topic!r}: pass --route")
     return matching[0] if matching else None
+
+
+def _dlq_topics(config: ServiceConfig) -> str:
+    topics = sorted({r.dlq_topic for r in config.routes})
+    return "the routes' DLQ topics: " + (", ".join(topics) or "none")
 
 
 def _target(
@@ -250,34 +281,24 @@ def _target(
         if route is None:
             raise ConfigError("--to clean needs a route (--route): its clean topic is the target")
         return Target("clean", route.clean_topic), frozenset()
-    if spec == "source" or (route is not None and _is_source_of(route, spec)):
+    if spec == "source" or (route is not None and route.matches(spec)):
         if route is None:
             raise ConfigError("--to source needs a route (--route): its source topics")
         # Always taken from the config, never from the envelopes alone.
         target = Target("source", None, frozenset(route.source_topics), route.source_pattern)
         only = route.source_topics == (spec,) and route.source_pattern is None
         return target, frozenset() if spec == "source" or only else frozenset({spec})
-    others = {
-        topic
-        for other in config.routes
-        if other is not route
-        for topic in (other.clean_topic, other.dlq_topic)
-    }
-    if route is not None:
-        others.discard(route.clean_topic)
-    if spec in others and not force:
+    others = [other for other in config.routes if other is not route]
+    if not force and any(
+        spec in (other.clean_topic, other.dlq_topic) or other.matches(spec) for other in others
+    ):
+        # Its records would be validated by that route's contract, quarantined to its DLQ
+        # and counted against its breaker (the route's own clean topic was handled above).
         raise ConfigError(
-            f"--to {spec!r} is another route's clean or DLQ topic; pass --force to send there"
+            f"--to {spec!r} is another route's source, clean or DLQ topic;"
+            " pass --force to send there"
         )
     return Target("topic", spec), frozenset()
-
-
-def _is_source_of(route: RouteConfig, topic: str) -> bool:
-    if topic in route.source_topics:
-        return True
-    return (
-        route.source_pattern is not None and re.fullmatch(route.source_pattern, topic) is not None
-    )
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

@@ -3,8 +3,9 @@
 Both forms of ``stream_validator.dlq.envelope`` are read: the envelope form (version 1
 JSON value) and the headers form (original value, ``sv.dlq.*`` headers). The original
 record is rebuilt byte for byte (payload, key and headers) and its length and sha256 are
-checked. Parsing never raises: anything else (garbage, other versions, a truncated
-payload, key or headers) becomes ``Unreplayable``.
+checked (an envelope without them parses with ``checked`` False). Parsing never raises:
+anything else (garbage, other versions, a truncated payload, key or headers) becomes
+``Unreplayable``.
 """
 
 from __future__ import annotations
@@ -55,6 +56,9 @@ class UnreplayableReason(StrEnum):
     CHECKSUM_MISMATCH = "payload_checksum_mismatch"
     OVERSIZED = "oversized"
     NOT_A_ROUTE_SOURCE = "not_a_route_source"
+    #: The envelope's payload has no ``payload_length`` and ``payload_sha256`` to check it
+    #: against (the service always writes both); replayed only with ``--force``.
+    PAYLOAD_UNCHECKED = "payload_unchecked"
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +67,8 @@ class Envelope:
 
     ``replay_count`` is how often the record was replayed: the envelope's field, or the
     ``sv.replay.count`` header on the original record when that is larger (an envelope
-    written by a service that did not carry the header into it).
+    written by a service that did not carry the header into it). ``checked`` is False when
+    the payload came without its length and sha256 (nothing vouches for it).
     """
 
     contract_name: str
@@ -72,6 +77,7 @@ class Envelope:
     violations: tuple[Violation, ...]
     original: SourceRecord
     replay_count: int
+    checked: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +206,7 @@ def _envelope(doc: Mapping[str, Any]) -> Parsed:
         violations,
         original,
         max(replay_count, replayed_count(original.headers)),
+        checked=payload is None or (length is not None and digest is not None),
     )
 
 

@@ -341,7 +341,11 @@ class ConfluentAdmin:
     def groups(self, prefix: str, timeout_s: float) -> list[str]:
         with converted("list_consumer_groups"):
             listing = self._admin.list_consumer_groups(request_timeout=timeout_s).result(timeout_s)
-        return sorted(g.group_id for g in listing.valid if g.group_id.startswith(prefix))
+            # A broker that did not answer hides its groups: a replay would then send again
+            # what they settled, so a partial listing is an error, never a shorter list.
+            for problem in listing.errors or ():
+                raise problem
+        return sorted(g.group_id for g in listing.valid or () if g.group_id.startswith(prefix))
 
     def group_offsets(
         self, group: str, keys: Sequence[TopicPartitionKey], timeout_s: float

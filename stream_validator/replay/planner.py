@@ -12,8 +12,9 @@ Outcomes, in the order they are checked:
 
 ``filtered_out``     outside the range or not matching a filter (``reason`` names which)
 ``already_handled``  settled by an earlier replay to the same target (``reason``: its group)
-``unreplayable``     not a v1 envelope, truncated payload/key/headers, bad checksum, or
-                     (``--to source``) a source topic that is not one of the route's
+``unreplayable``     not a v1 envelope, truncated payload/key/headers, bad checksum, no
+                     checksum (unless ``allow_unchecked``), or (``--to source``) a source
+                     topic that is not one of the route's
 ``duplicate``        a second envelope of a source record already decided in this run
 ``exhausted``        already replayed ``max_replays`` times (sent on or requeued), whether
                      it passes now or not: left in the DLQ, never sent again
@@ -46,6 +47,7 @@ from stream_validator.dlq.envelope_reader import (
 )
 from stream_validator.dlq.records import EnvelopeContext
 from stream_validator.records import Headers, SourceRecord
+from stream_validator.replay.seen import SourceOffsets
 from stream_validator.replay.selection import Selection
 from stream_validator.verify import DataSchemaContractVerifier, QuarantinedRecord, Violation
 
@@ -153,6 +155,7 @@ class ReplayPlanner:
     """Decides each DLQ record's outcome, chunk by chunk, remembering one run's history."""
 
     __slots__ = (
+        "_allow_unchecked",
         "_coverage",
         "_held",
         "_max_replays",
@@ -172,6 +175,7 @@ class ReplayPlanner:
         max_replays: int = DEFAULT_MAX_REPLAYS,
         requeue: bool = True,
         target: Target | None = None,
+        allow_unchecked: bool = False,
     ) -> None:
         if max_replays < 0:
             raise ValueError(f"max_replays must be >= 0, got {max_replays}")
@@ -181,7 +185,8 @@ class ReplayPlanner:
         self._max_replays = max_replays
         self._requeue = requeue
         self._target = target
-        self._seen: set[tuple[str, int, int]] = set()
+        self._allow_unchecked = allow_unchecked
+        self._seen = SourceOffsets()
         self._held: dict[int, int] = {}
 
     def decide(self, records: Sequence[SourceRecord]) -> list[Decision]:
@@ -203,6 +208,14 @@ class ReplayPlanner:
             return Decision(
                 record, Outcome.UNREPLAYABLE, reason=str(parsed.reason), detail=parsed.detail
             )
+        if not parsed.checked and not self._allow_unchecked:
+            return Decision(
+                record,
+                Outcome.UNREPLAYABLE,
+                parsed,
+                reason=str(UnreplayableReason.PAYLOAD_UNCHECKED),
+                detail="no payload_length and payload_sha256 to check the payload against",
+            )
         original = parsed.original
         if self._target is not None and not self._target.accepts(original.topic):
             return Decision(
@@ -212,10 +225,8 @@ class ReplayPlanner:
                 reason=str(UnreplayableReason.NOT_A_ROUTE_SOURCE),
                 detail=f"source topic {original.topic[:200]!r} is not a source of the route",
             )
-        identity = (original.topic, original.partition, original.offset)
-        if identity in self._seen:
+        if not self._seen.add(original.topic, original.partition, original.offset):
             return Decision(record, Outcome.DUPLICATE, parsed, reason="source record seen")
-        self._seen.add(identity)
         quarantined = validate(original.value)
         violations = () if quarantined is None else tuple(quarantined.violations)
         if parsed.replay_count >= self._max_replays:

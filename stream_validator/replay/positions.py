@@ -8,6 +8,7 @@ selections"), and per DLQ partition ``[start, end)`` with ``end`` the last stabl
 from __future__ import annotations
 
 import contextlib
+import re
 
 from stream_validator.kafka.ports import Admin, Consumer
 from stream_validator.replay.planner import Coverage
@@ -17,14 +18,27 @@ from stream_validator.replay.selection import Selection
 Ranges = dict[int, tuple[int, int]]
 
 
+def is_replay_group(name: str, group_base: str) -> bool:
+    """True when ``name`` is ``<group_base>.<digest>``: a group of this base, not one of a
+    base that merely starts with it (the target ``X.v2`` under the target ``X``)."""
+    suffix = name.removeprefix(group_base + ".")
+    return suffix != name and _DIGEST.fullmatch(suffix) is not None
+
+
+_DIGEST = re.compile(f"[0-9a-f]{{{len(Selection().digest())}}}")
+
+
 def load_coverage(
     admin: Admin, topic: str, partitions: list[int], group_base: str, group: str, timeout_s: float
 ) -> tuple[list[Coverage], dict[int, int]]:
-    """Every replay group under ``group_base``: what it settled, and ``group``'s own offsets."""
+    """Every replay group of ``group_base``: what it settled, and ``group``'s own offsets
+    (read even when the listing misses it, so a run never starts over)."""
     keys = [(topic, p) for p in partitions]
     coverage: list[Coverage] = []
     own: dict[int, int] = {}
-    for name in admin.groups(group_base + ".", timeout_s):
+    listed = admin.groups(group_base + ".", timeout_s)
+    names = sorted({group, *(n for n in listed if is_replay_group(n, group_base))})
+    for name in names:
         stored = admin.group_offsets(name, keys, timeout_s)
         committed = {key[1]: stored[key].offset for key in keys if key in stored}
         metadata = next((c.metadata for c in stored.values() if c.metadata), None)

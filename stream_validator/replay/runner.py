@@ -79,6 +79,8 @@ class ReplayJob:
     max_replays: int = 3
     requeue: bool = True
     dry_run: bool = False
+    #: Replay envelopes whose payload has no length and sha256 to check (``--force``).
+    allow_unchecked: bool = False
     batch_size: int = 500
     timeout_s: float = 30.0
     max_examples: int = 3
@@ -182,6 +184,7 @@ class DlqReplayer:
             max_replays=job.max_replays,
             requeue=job.requeue,
             target=job.target,
+            allow_unchecked=job.allow_unchecked,
         )
         context = OutputContext(
             target=job.target,

@@ -250,6 +250,24 @@ def test_overlapping_selection_does_not_resend(replay: Replay) -> None:
     assert seqs_of(replay.target_records()) == list(CASES[FIXED][0])
 
 
+def test_a_target_named_like_another_plus_a_suffix_settles_nothing_for_it(
+    replay: Replay,
+) -> None:
+    """Replay to X.v2, then to X (default group bases): the second run replays everything."""
+    v2 = create_topic(replay.bootstrap, 1, name=f"{replay.target}.v2")
+    common = ["--config", str(replay.config), "--dlq-topic", replay.dlq, "--json"]
+
+    def run(*extra: str) -> dict[str, Any]:
+        main([*common, *extra])
+        return cast(dict[str, Any], json.loads(replay.capsys.readouterr().out.splitlines()[-1]))
+
+    assert run("--to", v2)["outcomes"]["replayed"] == 6
+    summary = run("--to", "clean")
+    assert summary["outcomes"]["already_handled"] == 0
+    assert summary["outcomes"]["replayed"] == 6
+    assert seqs_of(replay.target_records()) == list(CASES[FIXED][0])
+
+
 def _iso(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).isoformat()
 

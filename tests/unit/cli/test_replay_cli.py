@@ -11,7 +11,7 @@ import yaml
 from stream_validator.cli.main import main as cli_main
 from stream_validator.cli.replay import _ProgressBar, build_job, parse_args, parse_time_ms
 from stream_validator.errors import ConfigError
-from stream_validator.replay.planner import Outcome, ReplayPlanner, build_output
+from stream_validator.replay.planner import Outcome, ReplayPlanner, Target, build_output
 from stream_validator.replay.report import ReplaySummary
 from stream_validator.replay.runner import ReplayJob
 from tests.support.dlq import context, dlq_record, fixed_verifier
@@ -173,3 +173,61 @@ def test_source_and_the_same_topic_are_one_target(tmp_path: Path) -> None:
     as_source = job_for(tmp_path, "--to", "source")
     assert (by_name.group, by_name.group_base) == (as_source.group, as_source.group_base)
     assert by_name.target == as_source.target
+
+
+def test_another_routes_source_topics_need_force(tmp_path: Path) -> None:
+    """--to a topic another route reads (listed or matched by its pattern) needs --force."""
+    path = config(tmp_path, ("t", "t.dlq"), ("u", "u.dlq"))
+    document = yaml.safe_load(Path(path).read_text())
+    document["routes"].append(
+        {
+            "name": "v",
+            "source_pattern": r"md\.bars\..*",
+            "contract": str(TICK),
+            "clean_topic": "v.clean",
+            "dlq_topic": "v.dlq",
+        }
+    )
+    Path(path).write_text(yaml.safe_dump(document))
+    for topic in ("u.in", "md.bars.1m"):
+        args = ["--config", path, "--dlq-topic", "t.dlq", "--to", topic]
+        with pytest.raises(ConfigError, match="--force"):
+            build_job(parse_args(args))
+        assert build_job(parse_args([*args, "--force"])).target == Target("topic", topic)
+
+
+def test_force_also_allows_unchecked_payloads(tmp_path: Path) -> None:
+    """Only --force lets the planner replay envelopes without payload length and sha256."""
+    assert not job_for(tmp_path).allow_unchecked
+    assert job_for(tmp_path, "--force").allow_unchecked
+
+
+def test_unknown_kind_is_a_usage_error_listing_the_kinds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--kind with a kind no violation has exits 2 and names the valid kinds."""
+    path = config(tmp_path, ("t", "t.dlq"))
+    code = cli_main(["replay", "--config", path, "--dlq-topic", "t.dlq", "--kind", "below-min"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "'below-min'" in err and "below_min" in err and "sequence_gap" in err
+
+
+def test_dlq_topic_of_no_route_is_a_usage_error_listing_the_dlq_topics(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A --dlq-topic that is not the route's DLQ exits 2 and lists the routes' DLQ topics."""
+    path = config(tmp_path, ("t", "t.dlq"), ("u", "u.dlq"))
+    for extra in ([], ["--route", "t"]):
+        code = cli_main(["replay", "--config", path, "--dlq-topic", "t.dql", *extra])
+        err = capsys.readouterr().err
+        assert code == 2
+        assert "'t.dql'" in err and "t.dlq, u.dlq" in err
+
+
+def test_route_with_another_dlq_topic_needs_force(tmp_path: Path) -> None:
+    """--route R with a DLQ topic that is not R's (e.g. a copy) is replayed only with --force."""
+    with pytest.raises(ConfigError, match="--force"):
+        job_for(tmp_path, "--route", "u", routes=(("t", "t.dlq"), ("u", "u.dlq")))
+    forced = job_for(tmp_path, "--route", "u", "--force", routes=(("t", "t.dlq"), ("u", "u.dlq")))
+    assert forced.selection.route == "u"

@@ -173,3 +173,24 @@ def test_rule_name_round_trips_in_both_forms(max_bytes: int) -> None:
     parsed = parse_dlq_record(record)
     assert isinstance(parsed, Envelope)
     assert parsed.violations == (CROSSED, PRICE_BELOW_MIN)
+
+
+@pytest.mark.parametrize(
+    "absent", [("payload_length", "payload_sha256"), ("payload_length",), ("payload_sha256",)]
+)
+def test_payload_without_length_and_sha256_is_unchecked(absent: tuple[str, ...]) -> None:
+    """An envelope whose payload lacks its length or sha256 parses as not checked."""
+    document = envelope_of(dlq_record())
+    for name in absent:
+        del document[name]
+    parsed = parse_envelope(json.dumps(document).encode())
+    assert isinstance(parsed, Envelope) and not parsed.checked
+
+
+def test_payload_with_length_and_sha256_is_checked() -> None:
+    """The service's envelopes (and tombstones, which have no payload) are checked."""
+    tombstone = envelope_of(dlq_record())
+    tombstone.update(payload=None, payload_encoding=None, payload_length=None, payload_sha256=None)
+    for value in (dlq_record().value, json.dumps(tombstone).encode()):
+        parsed = parse_envelope(value)
+        assert isinstance(parsed, Envelope) and parsed.checked

@@ -97,6 +97,28 @@ def test_second_envelope_of_a_source_record_is_a_duplicate() -> None:
     assert outcomes(first + later) == [Outcome.PASSED, Outcome.DUPLICATE]
 
 
+def _unchecked() -> SourceRecord:
+    """A forged envelope: a made-up payload, no payload_length and payload_sha256."""
+    record = dlq_record()
+    document = json.loads(record.value or b"")
+    document["payload"] = '{"symbol": "AAPL", "price": 1.0, "volume": 1}'
+    del document["payload_length"], document["payload_sha256"]
+    return raw_dlq_record(json.dumps(document).encode(), headers=record.headers)
+
+
+def test_unchecked_payload_is_unreplayable() -> None:
+    """An envelope without payload_length and payload_sha256 is never sent (no --force)."""
+    (decision,) = planner().decide([_unchecked()])
+    assert (decision.outcome, decision.reason) == (Outcome.UNREPLAYABLE, "payload_unchecked")
+    assert build_output(decision, context()) is None
+
+
+def test_unchecked_payload_replays_with_force() -> None:
+    """With --force (allow_unchecked) such an envelope is re-validated like any other."""
+    (decision,) = planner(allow_unchecked=True).decide([_unchecked()])
+    assert decision.outcome is Outcome.PASSED
+
+
 def test_records_outside_the_range_are_filtered_out() -> None:
     """The offset range and the filters decide filtered_out, naming the filter."""
     selection = Selection(from_offset=OffsetBound(1), kinds=frozenset({"type_mismatch"}))

@@ -247,3 +247,45 @@ def test_missing_source_target_is_a_kafka_error() -> None:
     assert summary.exit_code() == ReplayExit.KAFKA
     assert summary.error == "target topic 'ticks' does not exist"
     assert broker.groups == {}
+
+
+def test_groups_of_a_target_with_a_longer_name_cover_nothing() -> None:
+    """A replay to X.v2 settles nothing for a replay to X: both send every record."""
+    broker = broker_with(PASSES, PASSES)
+    broker.create_topic(f"{CLEAN}.v2", 1)
+    v2 = make_job(
+        target=Target("topic", f"{CLEAN}.v2"),
+        group_base=f"stream-validator-replay.{DLQ}.{CLEAN}.v2",
+    )
+    assert replay(broker, v2).outcomes["replayed"] == 2
+    second = replay(broker, make_job())
+    assert second.outcomes["replayed"] == 2
+    assert second.outcomes[str(Outcome.ALREADY_HANDLED)] == 0
+    assert sent_offsets(broker) == [0, 1]
+
+
+def test_a_duplicate_envelope_after_a_run_is_sent_by_the_next_run() -> None:
+    """The documented limit: duplicates are caught within a run, not across runs."""
+    broker = broker_with(PASSES)
+    assert replay(broker).outcomes["replayed"] == 1
+    again = dlq_record(PASSES, offset=0)  # the same source record, quarantined twice
+    broker.append(DLQ, again.value, key=again.key, headers=again.headers, timestamp_ms=1_000)
+    assert replay(broker).outcomes["replayed"] == 1
+    assert sent_offsets(broker) == [0, 1]
+
+
+def test_a_run_resumes_from_its_own_group_even_when_the_listing_misses_it() -> None:
+    """The run's own committed offsets are read directly, never only through the listing."""
+    broker = broker_with(PASSES, PASSES)
+    assert replay(broker).outcomes["replayed"] == 2
+
+    class Unlisted(FakeClients):
+        def admin(self) -> FakeAdmin:
+            admin = self.broker.admin()
+            admin.groups = lambda prefix, timeout_s: []  # type: ignore[method-assign]
+            return admin
+
+    job = make_job()
+    summary = DlqReplayer(job, clients=Unlisted(broker, job)).run()
+    assert summary.records == 0
+    assert sent_offsets(broker) == [0, 1]
