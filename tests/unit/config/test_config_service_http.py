@@ -8,7 +8,8 @@ import pytest
 import yaml
 
 from stream_validator.config.settings import load_config, read_resume_token
-from stream_validator.errors import ConfigError
+from stream_validator.errors import ConfigError, ServiceExit
+from stream_validator.service.app import run_service
 from tests.unit.config.test_config_errors import document, error
 
 TOKEN = "0123456789abcdef0123456789abcdef"
@@ -74,3 +75,19 @@ def test_a_missing_token_file_names_the_key_and_the_path(tmp_path: Path) -> None
     """A token file that cannot be read is a ConfigError naming the key and the path."""
     with pytest.raises(ConfigError, match=r"service.resume_token_file: cannot read the token"):
         read_resume_token(str(tmp_path / "nope"))
+
+
+def test_run_refuses_a_malformed_token_file_with_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``run`` with a token file that holds no valid token: exit 2 naming the key, before the
+    health port listens, and the file's text is not logged."""
+    (tmp_path / "token").write_text("hunter2 hunter2")
+    doc = document(service={"resume_token_file": "token", "health_port": 0})
+    doc["metrics"] = {"enabled": False}
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    assert run_service(str(path), {}) == ServiceExit.CONFIG
+    err = capsys.readouterr().err
+    assert "service.resume_token_file: the token in" in err
+    assert "hunter2" not in err
