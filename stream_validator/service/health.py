@@ -71,6 +71,8 @@ class HealthServer:
         self.state = state
         self.resume = resume
         self._token = resume_token.encode("utf-8") if resume_token else None
+        if not 0 < max_resumes < max_connections:  # else resumes could hold every slot
+            raise ValueError(f"max_resumes must be 1 to {max_connections - 1}, got {max_resumes}")
         self._resumes = threading.BoundedSemaphore(max_resumes)
         self.liveness_timeout_s = liveness_timeout_s
         handler = _handler_for(self, read_timeout_s)
