@@ -1,27 +1,35 @@
 """``resume``: close a route's DLQ circuit breaker on a running service.
 
-It calls ``POST /breaker/resume?route=NAME`` on the service's health port (``--url``, or the
-health_host/health_port of ``--config``). Exit codes: ``errors.ResumeExit``.
+It calls ``POST /breaker/resume?route=NAME`` on the service's health port (``--url``, repeated
+for every pod of the route, or the health_host/health_port of ``--config``) with the resume
+token as ``Authorization: Bearer``: from ``--token-file``, else ``$SV_RESUME_TOKEN``, else the
+``service.resume_token_file`` of ``--config`` (never a plain argument: ``ps`` would show it).
+No proxy, no redirect: the token goes to the URL given and nowhere else.
+Exit codes: ``errors.ResumeExit``; with several URLs, the first that is not 0.
 """
 
 from __future__ import annotations
 
 import argparse
 import http.client
+import os
 import sys
 import urllib.error
 import urllib.request
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from stream_validator.cli.argtypes import Subparsers, timeout_seconds
 from stream_validator.codec import decode_json
-from stream_validator.errors import DecodeError, ResumeExit
+from stream_validator.errors import ConfigError, DecodeError, ResumeExit
 
 DEFAULT_URL = "http://127.0.0.1:8080"
+TOKEN_ENV = "SV_RESUME_TOKEN"
 _ANSWERS = {
     200: ResumeExit.OK,
     202: ResumeExit.PENDING,
     400: ResumeExit.USAGE,
+    401: ResumeExit.USAGE,  # no token, or a wrong one
+    403: ResumeExit.USAGE,  # the service has no token configured (or the request looked odd)
     404: ResumeExit.UNKNOWN_ROUTE,
 }
 
@@ -34,10 +42,22 @@ def add_parser(commands: Subparsers) -> None:
     resume.add_argument("--route", required=True, metavar="NAME", help="the route to resume")
     where = resume.add_mutually_exclusive_group()
     where.add_argument(
-        "--url", metavar="URL", help=f"the service's health server (default {DEFAULT_URL})"
+        "--url",
+        action="append",
+        metavar="URL",
+        help=f"a service's health server (default {DEFAULT_URL}); repeat it for every pod"
+        " running the route",
     )
     where.add_argument(
-        "--config", metavar="FILE", help="take the health host and port from this service config"
+        "--config",
+        metavar="FILE",
+        help="take the health host and port (and the token file) from this service config",
+    )
+    resume.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help=f"the file holding the resume token (default: ${TOKEN_ENV}, else the"
+        " service.resume_token_file of --config)",
     )
     resume.add_argument(
         "--timeout", type=timeout_seconds, default=10.0, metavar="S", help="default 10"
@@ -46,19 +66,73 @@ def add_parser(commands: Subparsers) -> None:
 
 
 def _resume(args: argparse.Namespace) -> int:
-    base = args.url or DEFAULT_URL
-    if args.config:
-        from stream_validator.config.settings import load_config
-
-        config = load_config(args.config)
-        # A server listening on every interface is reached on this host through loopback.
-        host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(config.health_host, config.health_host)
-        base = f"http://[{host}]" if ":" in host else f"http://{host}"
-        base += f":{config.health_port}"
-    url = f"{base.rstrip('/')}/breaker/resume?route={quote(args.route, safe='')}"
+    bases: list[str] = args.url or [DEFAULT_URL]
+    token_file: str | None = args.token_file
     try:
-        request = urllib.request.Request(url, data=b"", method="POST")
-        with urllib.request.urlopen(request, timeout=args.timeout) as response:
+        if args.config:
+            from stream_validator.config.settings import load_config
+
+            config = load_config(args.config)
+            # A server listening on every interface is reached on this host through loopback.
+            host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(config.health_host, config.health_host)
+            base = f"http://[{host}]" if ":" in host else f"http://{host}"
+            bases = [f"{base}:{config.health_port}"]
+            if token_file is None and TOKEN_ENV not in os.environ:
+                token_file = config.resume_token_file
+        token = _token(token_file)
+    except ConfigError as exc:
+        print(f"stream-validator: error: {exc}", file=sys.stderr)
+        return ResumeExit.USAGE
+    for base in bases:
+        problem = _url_problem(base)
+        if problem:
+            print(f"stream-validator: error: --url {base!r}: {problem}", file=sys.stderr)
+            return ResumeExit.USAGE
+    codes = [_resume_one(base, args, token, named=len(bases) > 1) for base in bases]
+    return next((code for code in codes if code != ResumeExit.OK), ResumeExit.OK)
+
+
+def _token(token_file: str | None) -> str | None:
+    from stream_validator.config.settings import check_resume_token, read_resume_token
+
+    if token_file is not None:
+        return read_resume_token(token_file, "--token-file")
+    if os.environ.get(TOKEN_ENV):
+        return check_resume_token(os.environ[TOKEN_ENV], f"${TOKEN_ENV}")
+    return None  # the service will say that a token is needed
+
+
+def _url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a health server's address, or None."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number or too big
+    except ValueError as exc:
+        return str(exc)
+    if parts.scheme.lower() not in ("http", "https"):
+        return "expected an http:// or https:// URL, e.g. http://127.0.0.1:8080"
+    if not parts.hostname:
+        return "no host in the URL"
+    return None
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect is an answer (exit 3), never followed with the token."""
+
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
+
+
+def _resume_one(base: str, args: argparse.Namespace, token: str | None, *, named: bool) -> int:
+    url = f"{base.rstrip('/')}/breaker/resume?route={quote(args.route, safe='')}"
+    where = f"{base}: " if named else ""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        request = urllib.request.Request(url, data=b"", method="POST", headers=headers)
+        with _OPENER.open(request, timeout=args.timeout) as response:
             code, body = response.status, response.read()
     except urllib.error.HTTPError as exc:
         code, body = exc.code, exc.read()
@@ -66,7 +140,7 @@ def _resume(args: argparse.Namespace) -> int:
         reason = getattr(exc, "reason", exc)
         print(f"stream-validator: error: service unreachable at {base}: {reason}", file=sys.stderr)
         return ResumeExit.UNREACHABLE
-    except (ValueError, http.client.InvalidURL) as exc:  # "unknown url type", a bad port, ...
+    except (ValueError, http.client.InvalidURL) as exc:  # a bad port, ...
         print(f"stream-validator: error: --url {base!r}: {exc}", file=sys.stderr)
         return ResumeExit.USAGE
     try:
@@ -76,9 +150,9 @@ def _resume(args: argparse.Namespace) -> int:
     answer = answer if isinstance(answer, dict) else {}
     exit_code = _ANSWERS.get(code, ResumeExit.UNREACHABLE)
     if exit_code is ResumeExit.OK:
-        print(f"route {args.route}: breaker {answer.get('before')} -> {answer.get('state')}")
+        print(f"{where}route {args.route}: breaker {answer.get('before')} -> {answer.get('state')}")
     elif exit_code is ResumeExit.PENDING:
-        print(f"route {args.route}: resume queued; the service has not acted on it yet")
+        print(f"{where}route {args.route}: resume queued; the service has not acted on it yet")
     else:
         error = str(answer.get("error", f"HTTP {code}"))[:500]
         print(f"stream-validator: error: {url}: {error}", file=sys.stderr)

@@ -117,6 +117,8 @@ class ServiceConfig:
     metrics_enabled: bool = True
     metrics_host: str = "127.0.0.1"
     metrics_port: int = 9464
+    #: The file holding the bearer token of POST /breaker/resume (None: resume refused).
+    resume_token_file: str | None = None
     shutdown_timeout_s: float = 30.0
     liveness_timeout_s: float = 60.0
     retry_backoff_s: float = 1.0
@@ -192,6 +194,8 @@ def config_from_mapping(
     config = ServiceConfig(kafka=KafkaConfig(**kafka), routes=(), source=source, **options)
     _check_service(config)
     base = base_dir or Path.cwd()
+    if config.resume_token_file is not None:  # relative to the config file, like contracts
+        config = replace(config, resume_token_file=str(base / config.resume_token_file))
     routes = tuple(_route(config, i, route, base) for i, route in enumerate(doc.routes))
     _check_routes(source, routes)
     return replace(config, routes=routes)
@@ -301,6 +305,17 @@ def _check_service(config: ServiceConfig) -> None:
             "service.retry_backoff_s must be <= service.retry_backoff_max_s"
             f" ({config.retry_backoff_s} > {config.retry_backoff_max_s})",
         ),
+        *(
+            (
+                bool(host.strip()),
+                f"{key} must not be empty: set an address such as 127.0.0.1 (loopback only)"
+                " or 0.0.0.0 (every interface)",
+            )
+            for key, host in (
+                ("service.health_host", config.health_host),
+                ("metrics.host", config.metrics_host),
+            )
+        ),
         (
             config.log_level.upper() in _LOG_LEVELS,
             f"service.log_level: expected one of {', '.join(_LOG_LEVELS)} (any case),"
@@ -310,3 +325,29 @@ def _check_service(config: ServiceConfig) -> None:
     for ok, message in checks:
         if not ok:
             raise ConfigError(f"{config.source}: {message}")
+
+
+MIN_TOKEN_CHARS, MAX_TOKEN_CHARS = 16, 4096
+_TOKEN = re.compile(rf"[\x21-\x7e]{{{MIN_TOKEN_CHARS},{MAX_TOKEN_CHARS}}}")
+
+
+def read_resume_token(path: str, key: str = "service.resume_token_file") -> str:
+    """The resume token in the file ``path`` (surrounding whitespace, such as a final newline,
+    dropped), checked by ``check_resume_token``; ``key`` names the setting in errors."""
+    try:
+        text = read_text_file(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{key}: cannot read the token file {path}: {exc}") from None
+    return check_resume_token(text, f"{key}: the token in {path}")
+
+
+def check_resume_token(text: str, where: str) -> str:
+    """``text`` stripped: 16-4096 printable ASCII characters without spaces (it becomes an
+    HTTP header). A ConfigError otherwise, which never shows the token."""
+    token = text.strip()
+    if not _TOKEN.fullmatch(token):
+        raise ConfigError(
+            f"{where} must be {MIN_TOKEN_CHARS}-{MAX_TOKEN_CHARS} printable ASCII characters"
+            f" without spaces (got {len(token)} characters), e.g. from `openssl rand -hex 32`"
+        )
+    return token

@@ -18,7 +18,13 @@ from typing import Any
 
 from stream_validator import __version__
 from stream_validator.collector import collector_tuned
-from stream_validator.config.settings import RouteConfig, ServiceConfig, load_config, redacted
+from stream_validator.config.settings import (
+    RouteConfig,
+    ServiceConfig,
+    load_config,
+    read_resume_token,
+    redacted,
+)
 from stream_validator.errors import ConfigError, ServiceExit
 from stream_validator.service.breakermetrics import BreakerMetrics
 from stream_validator.service.health import HealthServer
@@ -126,12 +132,14 @@ def run_service(config_path: str, environ: Mapping[str, str] | None = None) -> i
     try:
         hooks = metrics_hooks(metrics, integrity, breaker_metrics)
         service = StreamService(config, hooks=hooks, state=state)
+        token_file = config.resume_token_file
         health = HealthServer(
             state,
             host=config.health_host,
             port=config.health_port,
             liveness_timeout_s=config.liveness_timeout_s,
             resume=service.breakers.request_resume,
+            resume_token=read_resume_token(token_file) if token_file else None,
         ).start()
         metrics_server: MetricsServer | None = None
         if config.metrics_enabled:
@@ -145,6 +153,7 @@ def run_service(config_path: str, environ: Mapping[str, str] | None = None) -> i
             "health": f"http://{health.host}:{health.port}/healthz",
             "ready": f"http://{health.host}:{health.port}/readyz",
             "status": f"http://{health.host}:{health.port}/status",
+            "resume": "token required" if token_file else "disabled (no resume_token_file)",
             "metrics": (
                 f"http://{config.metrics_host}:{metrics_server.port}/metrics"
                 if metrics_server

@@ -119,6 +119,47 @@ def test_podmonitor_scrapes_the_metrics_port_as_the_alerts_job(overlay: Rendered
     assert overlay.pod_labels[monitor["jobLabel"]] == alert_job()
 
 
+def test_network_policy_admits_only_prometheus_and_only_to_the_metrics_port(
+    overlay: Rendered,
+) -> None:
+    """The pods are isolated for ingress; the one rule admits Prometheus pods to ``metrics``,
+    so no pod reaches the health port (the kubelet's probes come from the node)."""
+    policy = overlay.one("NetworkPolicy")["spec"]
+    assert matches(policy["podSelector"]["matchLabels"], overlay.pod_labels)
+    assert "Ingress" in policy["policyTypes"]
+    (rule,) = policy["ingress"]
+    assert [overlay.port(p["port"]) for p in rule["ports"]] == [9464]
+    (peer,) = rule["from"]
+    assert peer["namespaceSelector"]["matchLabels"]  # one namespace, not every namespace
+    assert peer["podSelector"]["matchLabels"]  # Prometheus's pods, not the whole namespace
+
+
+def test_no_service_sends_the_health_port_to_a_random_pod(overlay: Rendered) -> None:
+    """The ClusterIP Service has no health port: resume must reach each pod, not one of them."""
+    ports = overlay.one("Service", "stream-validator")["spec"]["ports"]
+    assert "health" not in [overlay.port(p["targetPort"]) for p in ports] + [
+        p["name"] for p in ports
+    ]
+    assert 8080 not in [overlay.port(p["targetPort"]) for p in ports]
+
+
+def test_resume_token_file_is_mounted_from_its_secret(overlay: Rendered, tmp_path: Path) -> None:
+    """service.resume_token_file (set by the env) is a file of the Secret volume's mount."""
+    token_file = Path(effective_config(overlay, tmp_path).resume_token_file or "")
+    volumes = {v["name"]: v for v in overlay.pod["volumes"]}
+    (mount,) = [
+        m
+        for m in overlay.container["volumeMounts"]
+        if token_file.is_relative_to(m["mountPath"]) and "secret" in volumes[m["name"]]
+    ]
+    assert mount.get("readOnly") is True
+    secret = volumes[mount["name"]]["secret"]
+    assert secret["secretName"] == "stream-validator-resume-token"
+    items = {item["path"]: item["key"] for item in secret["items"]}
+    assert items[str(token_file.relative_to(mount["mountPath"]))] == "token"
+    assert secret["defaultMode"] & 0o007 == 0  # not world-readable
+
+
 def test_pdb_selects_the_pods(overlay: Rendered) -> None:
     """The PodDisruptionBudget covers the validator pods."""
     pdb = overlay.one("PodDisruptionBudget")["spec"]

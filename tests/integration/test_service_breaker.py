@@ -42,6 +42,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
 GOOD_HEAD, BURST, BACKLOG = 300, 600, 900
 RESUME = [sys.executable, "-m", "stream_validator", "resume", "--route", "ticks"]
+RESUME_TOKEN = "integration-resume-token-0123456789"
 
 
 def breaker(action: str, cool_down_s: float, **changes: object) -> dict[str, object]:
@@ -96,7 +97,16 @@ def pause_stream(
     **changes: object,
 ) -> Stream:
     options = {"circuit_breaker": breaker("pause", cool_down_s, **changes)}
-    return new_stream(bootstrap, tmp_path, partitions=3, route_options=options, kafka=kafka or {})
+    token_file = tmp_path / "resume-token"
+    token_file.write_text(RESUME_TOKEN + "\n")
+    return new_stream(
+        bootstrap,
+        tmp_path,
+        partitions=3,
+        route_options=options,
+        kafka=kafka or {},
+        service={"resume_token_file": str(token_file)},
+    )
 
 
 def breaker_status(service: ServiceProcess) -> dict[str, Any]:
@@ -210,7 +220,9 @@ def test_pause_then_a_passing_probe_after_the_cool_down_resumes(
 
 def post_resume(service: ServiceProcess) -> tuple[int, dict[str, Any]]:
     url = f"http://127.0.0.1:{service.health_port}/breaker/resume?route=ticks"
-    with urllib.request.urlopen(urllib.request.Request(url, method="POST"), timeout=30) as r:
+    headers = {"Authorization": f"Bearer {RESUME_TOKEN}"}
+    request = urllib.request.Request(url, method="POST", headers=headers)
+    with urllib.request.urlopen(request, timeout=30) as r:
         return r.status, json.loads(r.read())
 
 

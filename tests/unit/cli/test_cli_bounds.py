@@ -41,6 +41,20 @@ def test_resume_names_a_url_that_is_not_one(url: str, capsys: pytest.CaptureFixt
     assert f"--url {url!r}" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "url",
+    ["localhost:8080", "127.0.0.1:8080", "ftp://127.0.0.1/", "file:///etc/hostname", "http://"],
+)
+def test_resume_url_without_an_http_scheme_or_host_is_a_usage_error(
+    url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--url needs http:// or https:// and a host: exit 2 naming it, not "unreachable"."""
+    assert main(["resume", "--route", "ticks", "--url", url]) == ResumeExit.USAGE
+    err = capsys.readouterr().err
+    assert f"--url {url!r}" in err
+    assert "unreachable" not in err
+
+
 @pytest.mark.parametrize("flag", ["--port", "--controller-port"])
 @pytest.mark.parametrize("value", ["0", "-5", "70000", "http"])
 def test_dev_kafka_takes_only_real_ports(

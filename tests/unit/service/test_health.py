@@ -1,7 +1,9 @@
-"""Health endpoints: liveness from the loop heartbeat, readiness from the service state."""
+"""Health endpoints: liveness from the loop heartbeat, readiness from the service state;
+probes answer whatever other clients do."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -12,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from stream_validator.codec import encode_json
-from stream_validator.service.health import HealthServer
+from stream_validator.service.health import MAX_RESUMES, HealthServer
 from stream_validator.service.state import ServiceState
 from tests.support.flood import flood_plan
 from tests.support.http import half_sent
@@ -113,3 +115,65 @@ def test_an_idle_connection_is_closed_after_the_read_timeout() -> None:
             )  # EOF from the server, well before the 30 s client timeout
     finally:
         server.close()
+
+
+RESUME_TOKEN = "flood-test-token-0123456789"
+FLOOD_CLIENTS, PROBES, PROBE_TIMEOUT_S = 64, 6, 3.0  # the kubelet's timeoutSeconds: 3
+
+
+def test_probes_answer_in_time_while_64_clients_flood_resume() -> None:
+    """64 clients posting an authorized resume, which the loop never acts on: every /healthz
+    probe still answers 200 within the probe timeout, and at most MAX_RESUMES wait at once."""
+    stop = threading.Event()
+    waiting, most_waiting, lock = 0, 0, threading.Lock()
+
+    def never_acts(route: str, wait_s: float) -> None:
+        nonlocal waiting, most_waiting
+        with lock:
+            waiting += 1
+            most_waiting = max(most_waiting, waiting)
+        stop.wait(wait_s)
+        with lock:
+            waiting -= 1
+
+    server = HealthServer(
+        ServiceState(),
+        host="127.0.0.1",
+        port=0,
+        liveness_timeout_s=60,
+        resume=never_acts,
+        resume_token=RESUME_TOKEN,
+    ).start()
+    started = threading.Semaphore(0)
+    url = f"http://127.0.0.1:{server.port}/breaker/resume?route=ticks"
+
+    def flood() -> None:
+        started.release()
+        while not stop.is_set():
+            request = urllib.request.Request(
+                url, method="POST", headers={"Authorization": f"Bearer {RESUME_TOKEN}"}
+            )
+            with contextlib.suppress(OSError):  # HTTPError (429) included: keep posting
+                urllib.request.urlopen(request, timeout=10).close()
+
+    clients = [threading.Thread(target=flood) for _ in range(FLOOD_CLIENTS)]
+    for client in clients:
+        client.start()
+    probes: list[tuple[int, float]] = []
+    try:
+        for _ in range(FLOOD_CLIENTS):
+            assert started.acquire(timeout=10)
+        for _ in range(PROBES):
+            began = time.monotonic()
+            with urllib.request.urlopen(
+                f"http://127.0.0.1:{server.port}/healthz", timeout=PROBE_TIMEOUT_S
+            ) as reply:
+                probes.append((reply.status, time.monotonic() - began))
+    finally:
+        stop.set()
+        for client in clients:
+            client.join(15)
+        server.close()
+    assert [code for code, _ in probes] == [200] * PROBES
+    assert max(seconds for _, seconds in probes) < PROBE_TIMEOUT_S
+    assert most_waiting <= MAX_RESUMES
