@@ -12,6 +12,17 @@ Two things ``yaml.safe_load`` does that a config reader must not:
   quotes its name): on the ``sasl.password`` line that is the password, printed before
   any secret is known. Here errors give line and column only, never source text.
 
+Two things YAML 1.1 does that a config reader must not either:
+
+* An exponent needs a sign (``1.0e10`` is text) or a dot (``1e-9`` is text). Here both are
+  floats, as in YAML 1.2 and JSON.
+* A plain scalar is resolved by its look: ``0123`` is octal 83, ``0x1F`` is 31, ``12:30`` is
+  750, ``no`` is false. ``read_yaml(text, verbatim=...)`` keeps the scalars of the named
+  mappings (the librdkafka settings) as the text written, so a password stays the password.
+
+A character YAML does not allow (a control character) is a YamlFileError with its line and
+column, like any syntax error.
+
 ``read_text_file`` reads such a file. A wrong path must not hang or exhaust memory (a
 device such as ``/dev/zero``, a FIFO, a multi-GB log): only a regular file of at most
 ``MAX_FILE_BYTES`` is read.
@@ -29,7 +40,7 @@ from typing import Final, TypeVar
 import msgspec
 import yaml
 from msgspec import inspect
-from yaml.nodes import MappingNode
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from stream_validator.errors import YamlFileError
 
@@ -38,8 +49,22 @@ from stream_validator.errors import YamlFileError
 _QUOTED = re.compile(r"'(?!<)[^']*'|\"[^\"]*\"")
 # One step of a msgspec error path: ".key", "[3]" or "[...]" (a dict value).
 _SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
-# PyYAML follows YAML 1.1, where "1e-9" (no dot) is a string, not a float.
+# A number written in quotes: the hint says to drop them.
 _LOOKS_NUMERIC = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+_STR_TAG = "tag:yaml.org,2002:str"
+_NULL_TAG = "tag:yaml.org,2002:null"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+# PyYAML's YAML 1.1 float, plus exponents without a sign or without a dot (YAML 1.2, JSON).
+_FLOAT = re.compile(
+    r"""^(?:[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+    |[-+]?\.[0-9][0-9_]*(?:[eE][-+]?[0-9]+)?
+    |[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+
+    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$""",
+    re.X,
+)
 # msgspec's type names in the words of a YAML file.
 _YAML_WORDS = {"object": "mapping", "array": "list"}
 T = TypeVar("T")
@@ -74,7 +99,10 @@ def read_text_file(path: str | os.PathLike[str]) -> str:
 
 
 class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that records keys written twice in one mapping instead of keeping the last."""
+    """SafeLoader that records keys written twice in one mapping instead of keeping the last.
+
+    Its float resolver also reads ``1.0e10`` and ``1e-9`` as floats (see the module docstring).
+    """
 
     def __init__(self, text: str) -> None:
         super().__init__(text)
@@ -100,6 +128,13 @@ class _StrictLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+# A copy for this class only: yaml.safe_load elsewhere keeps YAML 1.1's floats.
+_StrictLoader.yaml_implicit_resolvers = {
+    first: [(tag, _FLOAT if tag == _FLOAT_TAG else regexp) for tag, regexp in resolvers]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
 def _show_key(key: object) -> str:
     text = str(key)
     return repr(text if len(text) <= 80 else text[:80] + "...")
@@ -114,11 +149,24 @@ def _position(exc: yaml.YAMLError) -> str:
     return f"not valid YAML at line {mark.line + 1}, column {mark.column + 1}: {problem}"
 
 
-def read_yaml(text: str) -> tuple[object, list[str]]:
-    """The document of a YAML text and every duplicate key in it; YamlFileError on bad syntax."""
-    loader = _StrictLoader(text)
+def read_yaml(text: str, verbatim: Sequence[KeyPath] = ()) -> tuple[object, list[str]]:
+    """The document of a YAML text and every duplicate key in it; YamlFileError on bad syntax.
+
+    The plain scalar values of the mappings at the ``verbatim`` paths (e.g.
+    ``("kafka", "settings")``) are read as the text written (``0123`` stays ``'0123'``); an
+    empty value stays null.
+    """
     try:
-        document = loader.get_single_data()
+        # The reader refuses a control character here, before any token is read.
+        loader = _StrictLoader(text)
+    except yaml.reader.ReaderError as exc:
+        raise YamlFileError([_unreadable(text, exc)]) from None
+    try:
+        node = loader.get_single_node()
+        if node is not None:
+            for path in verbatim:
+                _as_written(_node_at(node, path))
+        document = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         # "from None": the chained PyYAML error would print the source line again.
         raise YamlFileError([_position(exc)]) from None
@@ -127,9 +175,45 @@ def read_yaml(text: str) -> tuple[object, list[str]]:
     return document, [message for _, message in sorted(loader.duplicates)]
 
 
-def parse_yaml(text: str) -> object:
+def _unreadable(text: str, exc: yaml.reader.ReaderError) -> str:
+    """Line and column of a character YAML does not allow, and its code point, not the text."""
+    line = text.count("\n", 0, exc.position) + 1
+    column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+    return (
+        f"not valid YAML at line {line}, column {column}: character U+{exc.character:04X}"
+        " is not allowed (control characters must be written as escapes in a quoted string)"
+    )
+
+
+def _node_at(node: Node, path: KeyPath) -> Node | None:
+    for step in path:
+        if not isinstance(node, MappingNode):
+            return None
+        found = [v for k, v in node.value if isinstance(k, ScalarNode) and k.value == step]
+        if not found:
+            return None
+        node = found[-1]
+    return node
+
+
+def _as_written(mapping: Node | None, seen: set[int] | None = None) -> None:
+    """Retag the plain scalar values of a mapping (and of what it merges) as strings."""
+    seen = set() if seen is None else seen
+    if not isinstance(mapping, MappingNode) or id(mapping) in seen:
+        return  # an alias may merge a mapping into itself
+    seen.add(id(mapping))
+    for key, value in mapping.value:
+        if key.tag == _MERGE_TAG:
+            merged = value.value if isinstance(value, SequenceNode) else [value]
+            for source in merged:
+                _as_written(source, seen)
+        elif isinstance(value, ScalarNode) and value.style is None and value.tag != _NULL_TAG:
+            value.tag = _STR_TAG
+
+
+def parse_yaml(text: str, verbatim: Sequence[KeyPath] = ()) -> object:
     """The document of a YAML text; YamlFileError lists every duplicate key or the syntax error."""
-    document, duplicates = read_yaml(text)
+    document, duplicates = read_yaml(text, verbatim)
     if duplicates:
         raise YamlFileError(duplicates)
     return document
@@ -192,7 +276,7 @@ def _explain(error: str, document: object, root: inspect.Type, at: KeyPath) -> s
         else:
             problem = f"expected {expected}"
         if isinstance(node, str) and _LOOKS_NUMERIC.match(node) and "float" in expected:
-            problem += f" {node!r} (YAML reads exponents without a dot as text: write e.g. 1.0e-9)"
+            problem += f" {node!r} (a number in quotes is text: write it without the quotes)"
     if in_key:
         problem = f"a key: {problem}"
     return f"{_show(path, document)}: {problem}" if path else problem

@@ -8,7 +8,9 @@ Environment overrides use the prefix ``SV_`` and ``__`` between levels::
 
 Inside ``settings``/``consumer``/``producer`` (librdkafka properties, passed through)
 the ``_`` of an environment name becomes ``.``. Values are parsed as YAML scalars
-(``100`` is an int, ``true`` a bool) except librdkafka properties, which stay strings.
+(``100`` is an int, ``true`` a bool) except librdkafka properties, which stay strings: in
+the file too, a librdkafka value is the text written (``0123`` stays ``0123``, not YAML
+1.1's octal 83).
 The file's keys and types are the Structs of ``schema`` (decoded by ``yamlfile.decode``);
 this module adds the defaults (the dataclasses below), the overrides and the rules between
 keys. Every error names the file and the path (``routes[1].contract (route 'books')``);
@@ -23,8 +25,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from stream_validator.config import topicpattern
 from stream_validator.config.breaker import BreakerSpec, breaker_spec_from_mapping
@@ -133,7 +133,8 @@ def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> S
     """Read the YAML file, apply SV_* environment overrides, check everything."""
     source = str(path)
     try:
-        document = parse_yaml(read_text_file(path)) or {}
+        verbatim = [("kafka", section) for section in _KAFKA_MAPS]
+        document = parse_yaml(read_text_file(path), verbatim) or {}
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{source}: cannot read config file: {exc}") from exc
     except YamlFileError as exc:
@@ -166,8 +167,8 @@ def apply_env_overrides(document: dict[str, Any], environ: Mapping[str, str]) ->
 
 def _scalar(raw: str) -> object:
     try:
-        value = yaml.safe_load(raw)
-    except yaml.YAMLError:
+        value = parse_yaml(raw)  # the file's reading: 1.0e10 is a float here too
+    except YamlFileError:
         return raw
     return value if isinstance(value, str | int | float | bool) else raw
 

@@ -94,3 +94,19 @@ def test_source_topic_must_be_a_kafka_topic_name(tmp_path: Path) -> None:
     """A listed topic that librdkafka would read as a regex ('^...') is refused."""
     with pytest.raises(ConfigError, match="is not a Kafka topic name"):
         load(tmp_path, route("r", 1, source_topics=["^md.*"]))
+
+
+@pytest.mark.parametrize(
+    ("pattern", "problem"),
+    [
+        (r"md\.books\.raw\.([a-z]{1,300}){1,300}", "has {1,300} at position 22"),
+        ("(" * 5000 + "a" + ")" * 5000, "nests groups more than 8 deep"),  # a RecursionError
+    ],
+)
+def test_a_pattern_past_the_regex_bounds_names_route_and_key(
+    tmp_path: Path, pattern: str, problem: str
+) -> None:
+    """Refused at load, naming the route, the key and the bound, never at subscribe."""
+    with pytest.raises(ConfigError) as info:
+        load(tmp_path, route("books", 1, source_pattern=pattern))
+    assert f"routes[0].source_pattern (route 'books') {problem}" in str(info.value)

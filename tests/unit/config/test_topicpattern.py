@@ -106,3 +106,48 @@ def test_overlap_rule() -> None:
     assert not may_overlap(r"md\.books\..*", r"md\.ticks\..*")
     assert may_overlap(r"md\..*", r"md\.ticks\..*")
     assert may_overlap(r"x|md\.books\..*", r"md\.ticks\..*")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "needle"),
+    [
+        (r"md\.books\.raw\.([a-z]{1,300}){1,300}", "{1,300} at position 22: a repetition count"),
+        (r"([a-z]{1,1000}){1,1000}", "{1,1000} at position 6: a repetition count"),
+        (r"[a-z]{1,32768}", "at most 255"),
+        (r"[a-z]{256}", "at most 255"),
+        (r"[a-z]{256,}", "at most 255"),
+        (r"([a-z]{1,16}){1,17}", "expands to 289 positions, more than 256"),
+        (r"(((a{1,7}){1,7}){1,7})", "expands to 400 positions"),
+        (r"md\.books\.raw\.[a-z0-9_-]{1,244}", "expands to 257 positions"),
+        (r"([a-z]?){1,255}", "{1,255} at position 8 a part that can match the empty string"),
+        (r"(a*b*){2}", "can match the empty string"),
+        (r"(a|){1,3}", "can match the empty string"),
+        (r"(a{0,3}){2,}", "can match the empty string"),
+        ("(" * 9 + "a" + ")" * 9, "nests groups more than 8 deep (at position 8)"),
+        ("(" * 5000 + "a" + ")" * 5000, "more than 8 deep"),  # was a RecursionError
+    ],
+)
+def test_patterns_past_the_regex_engines_bounds_are_refused(pattern: str, needle: str) -> None:
+    """Counts over 255, expansions over 256 positions, repeated empty parts and deep nesting."""
+    with pytest.raises(PatternError) as info:
+        check_pattern(pattern)
+    assert needle in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"md\.books\.raw\.[a-z]{1,243}",  # 256 positions
+        r"[a-z]{255}",
+        r"[a-z]{1,255}",
+        r"([a-z]{1,15}){1,15}",
+        r"(((a{1,5}){1,5}){1,5})",
+        "(" * 8 + "a" + ")" * 8,
+        r"(a*)*",  # not counted: glibc builds one loop
+        r"([a-z]+\.?){1,50}",
+        r"md\.(ticks|bars)\.v[0-9]{0,2}",
+    ],
+)
+def test_patterns_within_the_bounds_are_accepted(pattern: str) -> None:
+    """Each bound is inclusive: 255, 256 positions, 8 groups deep."""
+    check_pattern(pattern)

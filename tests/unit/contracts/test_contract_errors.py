@@ -37,13 +37,24 @@ def test_a_bound_of_the_wrong_type_names_index_field_and_types(tmp_path: Path) -
     ]
 
 
-def test_an_exponent_without_a_dot_gets_the_yaml_hint(tmp_path: Path) -> None:
-    """'1e-9' is text in YAML 1.1; the error shows it and says how to write the number."""
-    text = HEAD + "  - {name: c, type: float, max_value: 1e-9}\n"
+def test_a_quoted_number_gets_the_hint_to_drop_the_quotes(tmp_path: Path) -> None:
+    """A bound written as '1.0e-9' in quotes is text; the error shows it and says why."""
+    text = HEAD + "  - {name: c, type: float, max_value: '1.0e-9'}\n"
     assert problems(tmp_path, text) == [
-        "fields[2].max_value (field 'c'): expected int | float | null, got str '1e-9'"
-        " (YAML reads exponents without a dot as text: write e.g. 1.0e-9)"
+        "fields[2].max_value (field 'c'): expected int | float | null, got str '1.0e-9'"
+        " (a number in quotes is text: write it without the quotes)"
     ]
+
+
+@pytest.mark.parametrize(
+    ("written", "value"),
+    [("1.0e10", 1e10), ("1.0e+10", 1e10), ("1e-9", 1e-9), ("1E5", 1e5), ("-2.5e3", -2500.0)],
+)
+def test_every_exponent_form_is_a_float(tmp_path: Path, written: str, value: float) -> None:
+    """1.0e10 (no sign) and 1e-9 (no dot), text in YAML 1.1, are floats as in YAML 1.2/JSON."""
+    path = tmp_path / "c.yaml"
+    path.write_text(HEAD + f"  - {{name: c, type: float, max_value: {written}}}\n")
+    assert load_contract(path).fields[2].max_value == value
 
 
 def test_unknown_keys_at_depth_are_listed(tmp_path: Path) -> None:

@@ -148,7 +148,7 @@ fields:
             "fields[0].type (field 'a'): expected one of bool, datetime, float, int, str,"
             " got 'decimal'",
         ),
-        ("name: x\nfields: [{name: a, type: float, min_value: 1e-9}]", "write e.g. 1.0e-9"),
+        ("name: x\nfields: [{name: a, type: float, min_value: '1e-9'}]", "without the quotes"),
         (
             "name: x\nfields: [{name: a, type: float, min_value: 3, max_value: 1}]",
             "field 'a': min_value 3",
