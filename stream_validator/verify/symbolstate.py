@@ -13,14 +13,21 @@ subtracted exactly, so the common case pays no conversion to seconds. What must 
   counted in ``evictions``; an evicted symbol starts fresh too). Pending holes are kept
   as ranges: a jump adds one however far it goes (a jump of 10**9 under a window of 10**9
   used to list every missing number, 16 GB for one record), and only a late number inside
-  a range adds another, so they grow with the records read, never with the numbers. A
-  key over ``MAX_KEY_CHARS`` characters is held as ``compact_key`` (its start and a digest).
+  a range adds another. A symbol holds at most ``max_holes`` ranges, all symbols
+  ``max_holes_total``: past either, the symbol adding one gives up its own lowest ranges
+  (the new one when it has no other), a ``sequence_holes_given_up`` event counting their
+  numbers as missed. A symbol's ranges are one flat list: finding a number's range is a
+  bisect, and filling or splitting one moves at most 2 * ``max_holes`` pointers. A key
+  over ``MAX_KEY_CHARS`` characters is held as ``compact_key`` (its start and a digest).
+  A healthy symbol holds no hole list (its rarer sequence state is made on first need).
 * Sequence (an int per symbol) must increase by one. A hole is ``sequence_gap`` once it
   is more than ``sequence_window`` numbers behind the highest seen (0: at once); a late
-  number inside the window fills its hole silently. A number already passed (a repeat,
-  or older than the window) is ``sequence_regression`` and leaves the state alone,
-  unless ``resync_after`` such numbers in a row are increasing: then the feed restarted
-  its numbering and the state follows it.
+  number inside the window fills its hole silently. A number inside the window below a
+  hole given up, and in no pending hole, is ``sequence_late`` (late for the hole given up,
+  or a repeat: the state cannot tell) and leaves the state alone. Any other number already
+  passed (a repeat, or older than the window) is ``sequence_regression`` and leaves the
+  state alone, unless ``resync_after`` such numbers in a row are increasing: then the feed
+  restarted its numbering and the state follows it.
 * Event time must not go back more than ``max_time_regression_s`` behind the latest seen
   for the symbol (``event_time_regression``).
 * Frozen quote: the same quote (e.g. price, bid, ask) on more than ``frozen_max_updates``
