@@ -51,11 +51,18 @@ class SymbolStateSpec:
     frozen_max_updates: int | None = None
     frozen_max_s: float | None = None
     max_symbols: int = 100_000
+    max_holes: int = 1_000
+    max_holes_total: int = 100_000
 
     def __post_init__(self) -> None:
         problems = _limit_problems(self)
         if problems:
             raise StateSpecError(problems)
+
+
+#: The most ``max_holes`` allowed: a symbol's holes are a list, and filling or splitting a
+#: hole moves the ranges after it (a few µs at this size, see bench/bench_state.py).
+MAX_HOLES = 10_000
 
 
 def _limit_problems(spec: SymbolStateSpec) -> list[str]:
@@ -64,6 +71,10 @@ def _limit_problems(spec: SymbolStateSpec) -> list[str]:
         problems.append("state.sequence.window must be >= 0")
     if spec.max_symbols < 1:
         problems.append("state.max_symbols must be >= 1")
+    if not 1 <= spec.max_holes <= MAX_HOLES:
+        problems.append(f"state.sequence.max_holes must be 1 .. {MAX_HOLES}")
+    if spec.max_holes_total < 1:
+        problems.append("state.sequence.max_holes_total must be >= 1")
     if spec.resync_after is not None and spec.resync_after < 1:
         problems.append("state.sequence.resync_after must be >= 1 (or null: never)")
     if spec.frozen_max_updates is not None and spec.frozen_max_updates < 1:
@@ -77,7 +88,9 @@ def _limit_problems(spec: SymbolStateSpec) -> list[str]:
 
 _SECTIONS: dict[str, frozenset[str]] = {
     "state": frozenset({"key", "max_symbols", "sequence", "event_time", "frozen_quote"}),
-    "state.sequence": frozenset({"field", "window", "resync_after", "action"}),
+    "state.sequence": frozenset(
+        {"field", "window", "resync_after", "action", "max_holes", "max_holes_total"}
+    ),
     "state.event_time": frozenset({"field", "max_regression_s", "action"}),
     "state.frozen_quote": frozenset({"fields", "max_updates", "max_seconds"}),
 }
@@ -106,6 +119,8 @@ def state_spec_from_mapping(raw: object, field_types: Mapping[str, type]) -> Sym
             resync = _count(problems, "state.sequence.resync_after", seq, "resync_after", 3)
         options["resync_after"] = resync
         options["sequence_action"] = _action(problems, "state.sequence.action", seq)
+        for key, default in (("max_holes", 1_000), ("max_holes_total", 100_000)):
+            options[key] = _count(problems, f"state.sequence.{key}", seq, key, default)
     if "event_time" in top:
         ev = _section(problems, "state.event_time", top["event_time"])
         options["event_time_field"] = ev.get("field")

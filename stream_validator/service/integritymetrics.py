@@ -47,8 +47,8 @@ class IntegrityMetrics:
         cf = ("contract", "field")
         self._events = Counter(
             "stream_validator_symbol_events_total",
-            "Per-symbol state events (sequence_gap, sequence_regression,"
-            " event_time_regression, frozen_quote), counted per contract and kind.",
+            "Per-symbol state events (sequence_gap, sequence_regression, event_time_regression,"
+            " frozen_quote, sequence_holes_given_up, sequence_late), per contract and kind.",
             ("contract", "kind"),
             registry=registry,
         )

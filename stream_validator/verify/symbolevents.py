@@ -22,11 +22,21 @@ class SymbolEventKind(StrEnum):
     SEQUENCE_REGRESSION = "sequence_regression"
     EVENT_TIME_REGRESSION = "event_time_regression"
     FROZEN_QUOTE = "frozen_quote"
+    #: Pending holes past ``max_holes`` (or ``max_holes_total``) given up, oldest first;
+    #: ``count`` is the numbers in them, counted as missed.
+    HOLES_GIVEN_UP = "sequence_holes_given_up"
+    #: A number inside the window but below a hole given up and in no pending hole: late
+    #: for a hole given up, or a repeat (the state cannot tell). Not a regression.
+    SEQUENCE_LATE = "sequence_late"
+
+
+_MISSED: Final = frozenset({SymbolEventKind.SEQUENCE_GAP, SymbolEventKind.HOLES_GIVEN_UP})
 
 
 @dataclass(frozen=True, slots=True)
 class SymbolEvent:
-    """One finding for one symbol; ``count`` is the sequence numbers missed for a gap."""
+    """One finding for one symbol; ``count`` is the sequence numbers missed for a gap (or
+    given up with holes)."""
 
     kind: SymbolEventKind
     symbol: str
@@ -47,7 +57,7 @@ class EventTally:
         """Count events; keep the first ``max_examples`` distinct symbols per kind."""
         for event in events:
             self.counts[event.kind] += 1
-            if event.kind is SymbolEventKind.SEQUENCE_GAP:
+            if event.kind in _MISSED:
                 self.missed_sequence_numbers += event.count
             examples = self.examples.setdefault(event.kind, [])
             shown = event.symbol[:_EXAMPLE_LENGTH]

@@ -13,14 +13,21 @@ subtracted exactly, so the common case pays no conversion to seconds. What must 
   counted in ``evictions``; an evicted symbol starts fresh too). Pending holes are kept
   as ranges: a jump adds one however far it goes (a jump of 10**9 under a window of 10**9
   used to list every missing number, 16 GB for one record), and only a late number inside
-  a range adds another, so they grow with the records read, never with the numbers. A
-  key over ``MAX_KEY_CHARS`` characters is held as ``compact_key`` (its start and a digest).
+  a range adds another. A symbol holds at most ``max_holes`` ranges, all symbols
+  ``max_holes_total``: past either, the symbol adding one gives up its own lowest ranges
+  (the new one when it has no other), a ``sequence_holes_given_up`` event counting their
+  numbers as missed. A symbol's ranges are one flat list: finding a number's range is a
+  bisect, and filling or splitting one moves at most 2 * ``max_holes`` pointers. A key
+  over ``MAX_KEY_CHARS`` characters is held as ``compact_key`` (its start and a digest).
+  A healthy symbol holds no hole list (its rarer sequence state is made on first need).
 * Sequence (an int per symbol) must increase by one. A hole is ``sequence_gap`` once it
   is more than ``sequence_window`` numbers behind the highest seen (0: at once); a late
-  number inside the window fills its hole silently. A number already passed (a repeat,
-  or older than the window) is ``sequence_regression`` and leaves the state alone,
-  unless ``resync_after`` such numbers in a row are increasing: then the feed restarted
-  its numbering and the state follows it.
+  number inside the window fills its hole silently. A number inside the window below a
+  hole given up, and in no pending hole, is ``sequence_late`` (late for the hole given up,
+  or a repeat: the state cannot tell) and leaves the state alone. Any other number already
+  passed (a repeat, or older than the window) is ``sequence_regression`` and leaves the
+  state alone, unless ``resync_after`` such numbers in a row are increasing: then the feed
+  restarted its numbering and the state follows it.
 * Event time must not go back more than ``max_time_regression_s`` behind the latest seen
   for the symbol (``event_time_regression``).
 * Frozen quote: the same quote (e.g. price, bid, ask) on more than ``frozen_max_updates``
@@ -36,12 +43,11 @@ never per symbol (``EventTally``).
 from __future__ import annotations
 
 import hashlib
-from bisect import bisect_right
-from collections import OrderedDict, deque
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from bisect import bisect_left, bisect_right
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from operator import itemgetter
-from typing import Final
+from typing import Any, Final
 
 from stream_validator.contracts.statespec import SymbolStateSpec
 from stream_validator.verify.symbolevents import EventTally, SymbolEvent, SymbolEventKind
@@ -65,36 +71,43 @@ _NO_EVENTS: Final[tuple[SymbolEvent, ...]] = ()
 # Violations that leave every field well-formed (rules and skew windows run on fields that
 # passed their own checks): a record quarantined only for these still feeds the state.
 _FIELDS_INTACT: Final = frozenset({"rule_violation", "timestamp_out_of_range"})
+_NO_PARTITION: Final = object()  # before the first record of a batch
+_NO_SYMBOLS: Final[dict[str, Any]] = {}  # a partition not held yet (never written)
+
+
+class _Gaps:
+    """A symbol's sequence state beyond its highest number: held only while it has pending
+    holes, a renumbering streak, or given-up holes still inside the window."""
+
+    __slots__ = ("candidate", "holes", "mark", "streak")
+
+    def __init__(self) -> None:
+        # missing numbers inside the window, flat: ascending, disjoint, non-adjacent ranges
+        # [start, end) as start0, end0, start1, end1, ... (an odd bisect position: inside one)
+        self.holes: list[int] = []
+        self.streak = 0  # increasing regressions in a row (a renumbered feed?)
+        self.candidate = 0  # the last of those
+        self.mark: int | None = None  # holes given up lay below this number
 
 
 class _Symbol:
-    """The mutable state of one (partition, symbol)."""
+    """The mutable state of one (partition, symbol); the sequence's rarer state lazily."""
 
-    __slots__ = (
-        "alerted",
-        "candidate",
-        "high",
-        "holes",
-        "latest",
-        "quote",
-        "seen",
-        "since",
-        "streak",
-        "updates",
-    )
+    __slots__ = ("alerted", "gaps", "high", "latest", "quote", "seen", "since", "updates")
 
-    def __init__(self) -> None:
+    def __init__(self, stamp: int) -> None:
         self.high: int | None = None  # highest sequence number seen
-        # missing numbers inside the window: ascending, disjoint ranges [start, end)
-        self.holes: deque[tuple[int, int]] = deque()
-        self.streak = 0  # increasing regressions in a row (a renumbered feed?)
-        self.candidate = 0  # the last of those
+        self.gaps: _Gaps | None = None
         self.latest: EventTime | None = None  # latest event time seen
         self.quote: tuple[object, ...] | None = None
         self.updates = 0  # updates in a row carrying ``quote``
         self.since: EventTime | None = None  # event time of the first of them
         self.alerted = False
-        self.seen = 0  # the tracker's clock when last observed (LRU order)
+        self.seen = stamp  # the tracker's clock when last observed (LRU order)
+
+
+#: A partition's symbols: a dict, in LRU order (an OrderedDict) while the bound is near.
+_Symbols = dict[str, _Symbol]
 
 
 class SymbolStateTracker:
@@ -103,19 +116,28 @@ class SymbolStateTracker:
     def __init__(self, spec: SymbolStateSpec) -> None:
         self.spec = spec
         self.evictions = 0
-        # LRU by stamps: every observe stamps its state with the clock; the dict is kept in
-        # LRU order (move_to_end) only while "exact", i.e. once the bound was reached, and
-        # is sorted by stamps on entering it. Far below the bound no eviction can happen,
-        # so a healthy feed pays a stamp, not a reordering, per record.
-        self._states: OrderedDict[tuple[Hashable, str], _Symbol] = OrderedDict()
+        self.holes_given_up = 0  # hole ranges given up to the bounds (their numbers: events)
+        # State per partition, then per symbol (no (partition, symbol) tuple per key). LRU
+        # by stamps: every observe stamps its state with the clock. Far below the bound no
+        # eviction can happen: the dicts are plain and a healthy feed pays a stamp, not a
+        # reordering, per record. On reaching the bound ("exact") each becomes an
+        # OrderedDict sorted by stamps and kept in LRU order (move_to_end); the least
+        # recently seen key is then the oldest of the partitions' first keys.
+        self._parts: dict[Hashable, _Symbols] = {}
+        self._count = 0
+        self._holes = 0  # hole ranges held, all symbols
         self._clock = 0
         self._exact = False
-        self._by_partition: dict[Hashable, set[str]] = {}
         frozen_on = spec.frozen_max_updates is not None or spec.frozen_max_s is not None
         self._quote_fields = spec.quote_fields if frozen_on else ()
 
     def __len__(self) -> int:
-        return len(self._states)
+        return self._count
+
+    @property
+    def holes(self) -> int:
+        """Pending hole ranges held, all symbols (at most ``spec.max_holes_total``)."""
+        return self._holes
 
     def observe(
         self,
@@ -128,18 +150,19 @@ class SymbolStateTracker:
     ) -> tuple[SymbolEvent, ...]:
         """Fold one record into its symbol's state; the events it raises (usually none)."""
         self._clock += 1
-        state = self._states.get((partition, symbol))
+        symbols = self._parts.get(partition)
+        state = symbols.get(symbol) if symbols is not None else None
         if state is None:
             state, symbol = self._missed(partition, symbol, self._clock)
         else:
             state.seen = self._clock
             if self._exact:
-                self._states.move_to_end((partition, symbol))
+                symbols.move_to_end(symbol)  # type: ignore[union-attr]  # an OrderedDict
         events: list[SymbolEvent] = []
         if seq is not None:
             high = state.high
-            if high is not None and seq == high + 1 and not state.holes:
-                state.high, state.streak = seq, 0  # the common case, inline
+            if high is not None and seq == high + 1 and state.gaps is None:
+                state.high = seq  # the common case, inline
             else:
                 self._sequence(state, symbol, seq, events)
         if event_time is not None and event_time == event_time:
@@ -172,30 +195,32 @@ class SymbolStateTracker:
         """
         out: list[tuple[int, tuple[SymbolEvent, ...]]] = []
         events: list[SymbolEvent] = []
-        states, missed, touch = self._states, self._missed, self._states.move_to_end
+        parts, missed = self._parts, self._missed
         start = self._clock + 1
         self._clock += len(keys)
         exact = self._exact
         held_column = quotes if quotes is not None else [None] * len(keys)
+        current: object = _NO_PARTITION
+        symbols: _Symbols = {}
         for stamp, (partition, symbol, seq, event_time, held) in enumerate(
             zip(partitions, keys, seqs, times, held_column, strict=True), start
         ):
-            key = (partition, symbol)
+            if partition != current:  # a batch mostly holds runs of one partition
+                current, symbols = partition, parts.get(partition, _NO_SYMBOLS)
             try:
-                state = states[key]
+                state = symbols[symbol]
             except KeyError:  # new, or held compact (a try costs nothing when nothing is raised)
                 state, symbol = missed(partition, symbol, stamp)
                 exact = self._exact
+                current = _NO_PARTITION  # its dict may be new, or an OrderedDict now
             else:
                 state.seen = stamp
                 if exact:
-                    touch(key)
+                    symbols.move_to_end(symbol)  # type: ignore[attr-defined]  # OrderedDict
             if seq is not None:
                 high = state.high
-                if high is not None and seq == high + 1 and not state.holes:
+                if high is not None and seq == high + 1 and state.gaps is None:
                     state.high = seq
-                    if state.streak:
-                        state.streak = 0
                 else:
                     self._sequence(state, symbol, seq, events)
             if event_time is not None:
@@ -241,12 +266,20 @@ class SymbolStateTracker:
 
     def drop(self, partition: Hashable) -> int:
         """Forget a revoked partition's state; how many symbols were dropped."""
-        symbols = self._by_partition.pop(partition, set())
-        for symbol in symbols:
-            del self._states[(partition, symbol)]
-        if len(self._states) <= self.spec.max_symbols // 2:
-            self._exact = False  # far from the bound again: stamps only
+        symbols = self._parts.pop(partition, {})
+        self._count -= len(symbols)
+        self._holes -= sum(len(s.gaps.holes) // 2 for s in symbols.values() if s.gaps)
+        if self._exact and self._count <= self.spec.max_symbols // 2:
+            self._exact = False  # far from the bound again: stamps only, plain dicts
+            for key, held in self._parts.items():
+                self._parts[key] = dict(held)
         return len(symbols)
+
+    def _items(self) -> Iterator[tuple[tuple[Hashable, str], _Symbol]]:
+        """Every ((partition, symbol), state) held, partition by partition (for tests)."""
+        for partition, symbols in self._parts.items():
+            for symbol, state in symbols.items():
+                yield (partition, symbol), state
 
     def _missed(self, partition: Hashable, symbol: str, stamp: int) -> tuple[_Symbol, str]:
         """The state of a key the plain lookup missed, and the symbol it is held under: a
@@ -254,27 +287,37 @@ class SymbolStateTracker:
         new symbol's fresh state."""
         if len(symbol) > MAX_KEY_CHARS:
             symbol = compact_key(symbol)
-            state = self._states.get((partition, symbol))
+            symbols = self._parts.get(partition)
+            state = symbols.get(symbol) if symbols is not None else None
             if state is not None:
                 state.seen = stamp
                 if self._exact:
-                    self._states.move_to_end((partition, symbol))
+                    symbols.move_to_end(symbol)  # type: ignore[union-attr]  # an OrderedDict
                 return state, symbol
         return self._add(partition, symbol, stamp), symbol
 
     def _add(self, partition: Hashable, symbol: str, stamp: int) -> _Symbol:
-        states = self._states
-        if len(states) >= self.spec.max_symbols and not self._exact:
-            # The bound is reached: put the dict in LRU order once, then keep it so.
-            for key in sorted(states, key=lambda key: states[key].seen):
-                states.move_to_end(key)
+        parts = self._parts
+        if self._count >= self.spec.max_symbols and not self._exact:
+            # The bound is reached: put the dicts in LRU order once, then keep them so.
+            for key, held in parts.items():
+                parts[key] = OrderedDict(sorted(held.items(), key=lambda item: item[1].seen))
             self._exact = True
-        state = states[(partition, symbol)] = _Symbol()
-        state.seen = stamp
-        self._by_partition.setdefault(partition, set()).add(symbol)
-        if len(states) > self.spec.max_symbols:
-            (old_partition, old_symbol), _ = states.popitem(last=False)
-            self._by_partition[old_partition].discard(old_symbol)
+        symbols = parts.get(partition)
+        if symbols is None:
+            symbols = parts[partition] = OrderedDict() if self._exact else {}
+        state = symbols[symbol] = _Symbol(stamp)
+        self._count += 1
+        if self._count > self.spec.max_symbols:
+            # The least recently seen key: the oldest first key of the partitions.
+            oldest = min(parts, key=lambda key: next(iter(parts[key].values())).seen)
+            held = parts[oldest]
+            _, evicted = held.popitem(last=False)  # type: ignore[call-arg]  # OrderedDict
+            if not held:
+                del parts[oldest]
+            if evicted.gaps is not None:
+                self._holes -= len(evicted.gaps.holes) // 2
+            self._count -= 1
             self.evictions += 1
         return state
 
@@ -283,36 +326,112 @@ class SymbolStateTracker:
         if high is None:
             state.high = seq
             return
-        holes = state.holes
+        gaps = state.gaps
         if seq > high:
             cutoff = seq - window  # numbers below this are beyond the window
             missed = max(0, min(seq, cutoff) - (high + 1))
             start = max(high + 1, cutoff)
+            given = 0
+            state.high = seq
+            if gaps is None:
+                if start >= seq:
+                    return self._gap(symbol, seq, missed, 0, events)
+                gaps = state.gaps = _Gaps()
+            else:
+                gaps.streak = 0
+            holes = gaps.holes
+            if holes and holes[0] < cutoff:
+                missed += self._pass(holes, cutoff)
             if start < seq:
-                holes.append((start, seq))
-            while holes and holes[0][0] < cutoff:
-                first, end = holes[0]
-                if end <= cutoff:
-                    holes.popleft()
-                    missed += end - first
+                holes += (start, seq)  # above every range held: their ends are <= high
+                self._holes += 1
+                given = self._bound(gaps)
+            self._settle(state, gaps, seq - window)
+            return self._gap(symbol, seq, missed, given, events)
+        if gaps is not None:
+            holes = gaps.holes
+            at = bisect_right(holes, seq)
+            if at & 1:  # late, but inside the window: fill its hole
+                if holes[at - 1] == seq:
+                    if holes[at] == seq + 1:
+                        del holes[at - 1 : at + 1]
+                        self._holes -= 1
+                        self._settle(state, gaps, high - window)
+                    else:
+                        holes[at - 1] = seq + 1
+                elif holes[at] == seq + 1:
+                    holes[at] = seq
                 else:
-                    holes[0] = (cutoff, end)
-                    missed += cutoff - first
-            state.high, state.streak = seq, 0
-            if missed:
-                detail = f"{missed} sequence number(s) missing before {seq}"
-                events.append(SymbolEvent(SymbolEventKind.SEQUENCE_GAP, symbol, detail, missed))
-            return
-        if holes and _fill(holes, seq):  # late, but inside the window
-            return
+                    holes[at:at] = (seq, seq + 1)  # splits the range in two
+                    self._holes += 1
+                    given = self._bound(gaps)
+                    if given:
+                        detail = _given_up_detail(given, self.spec)
+                        events.append(
+                            SymbolEvent(SymbolEventKind.HOLES_GIVEN_UP, symbol, detail, given)
+                        )
+                return
+            mark = gaps.mark
+            if mark is not None and high - window <= seq < mark:
+                detail = f"seq {seq} after {high}: late for a hole given up, or a repeat"
+                events.append(SymbolEvent(SymbolEventKind.SEQUENCE_LATE, symbol, detail))
+                return
         detail = f"seq {seq} after {high}"
         events.append(SymbolEvent(SymbolEventKind.SEQUENCE_REGRESSION, symbol, detail))
-        state.streak = state.streak + 1 if state.streak and seq > state.candidate else 1
-        state.candidate = seq
+        if gaps is None:
+            gaps = state.gaps = _Gaps()
+        gaps.streak = gaps.streak + 1 if gaps.streak and seq > gaps.candidate else 1
+        gaps.candidate = seq
         resync = self.spec.resync_after
-        if resync is not None and state.streak >= resync:
-            state.high, state.streak = seq, 0
-            holes.clear()
+        if resync is not None and gaps.streak >= resync:
+            state.high = seq
+            self._holes -= len(gaps.holes) // 2
+            state.gaps = None
+
+    def _pass(self, holes: list[int], cutoff: int) -> int:
+        """Take the numbers below ``cutoff`` (out of the window) out of ``holes``; how many."""
+        at = bisect_left(holes, cutoff)  # holes[:at] are below cutoff
+        whole = at & ~1  # the ranges wholly below
+        missed = sum(holes[1:whole:2]) - sum(holes[0:whole:2])
+        if at & 1:  # a range across the cutoff keeps its part from the cutoff on
+            missed += cutoff - holes[whole]
+            holes[whole] = cutoff
+        del holes[:whole]
+        self._holes -= whole // 2
+        return missed
+
+    def _bound(self, gaps: _Gaps) -> int:
+        """Give up the oldest holes of a symbol past ``max_holes``, or past
+        ``max_holes_total`` held in all; the numbers given up (0: none)."""
+        holes, spec = gaps.holes, self.spec
+        over = max(len(holes) // 2 - spec.max_holes, self._holes - spec.max_holes_total, 0)
+        if not over:
+            return 0
+        over = min(over, len(holes) // 2)  # the total is made room for by this symbol
+        whole = 2 * over
+        given = sum(holes[1:whole:2]) - sum(holes[0:whole:2])
+        gaps.mark = holes[whole - 1]
+        del holes[:whole]
+        self._holes -= over
+        self.holes_given_up += over
+        return given
+
+    def _settle(self, state: _Symbol, gaps: _Gaps, floor: int) -> None:
+        """Let ``gaps`` go when it holds nothing (``floor``: the lowest number in the window)."""
+        if gaps.mark is not None and gaps.mark <= floor:
+            gaps.mark = None  # the holes given up are beyond the window now
+        if not gaps.holes and not gaps.streak and gaps.mark is None:
+            state.gaps = None
+
+    def _gap(
+        self, symbol: str, seq: int, missed: int, given: int, events: list[SymbolEvent]
+    ) -> None:
+        if missed:
+            detail = f"{missed} sequence number(s) missing before {seq}"
+            events.append(SymbolEvent(SymbolEventKind.SEQUENCE_GAP, symbol, detail, missed))
+        if given:
+            detail = _given_up_detail(given, self.spec)
+            events.append(SymbolEvent(SymbolEventKind.HOLES_GIVEN_UP, symbol, detail, given))
 
     def _event_time(
         self, state: _Symbol, symbol: str, event_time: EventTime, events: list[SymbolEvent]
@@ -369,27 +488,11 @@ def compact_key(symbol: str) -> str:
     return f"{symbol[:_KEPT_CHARS]}…#{digest.hexdigest()}"
 
 
-_START: Final = itemgetter(0)  # a hole range's start
-
-
-def _fill(holes: deque[tuple[int, int]], seq: int) -> bool:
-    """Take ``seq`` out of the range of ``holes`` holding it; False when none does."""
-    at = bisect_right(holes, seq, key=_START) - 1  # the last range starting at or before seq
-    if at < 0:
-        return False
-    start, end = holes[at]
-    if seq >= end:
-        return False
-    if start == seq and end == seq + 1:
-        del holes[at]
-    elif start == seq:
-        holes[at] = (seq + 1, end)
-    elif end == seq + 1:
-        holes[at] = (start, seq)
-    else:
-        holes[at] = (start, seq)
-        holes.insert(at + 1, (seq + 1, end))
-    return True
+def _given_up_detail(given: int, spec: SymbolStateSpec) -> str:
+    return (
+        f"{given} sequence number(s) in the oldest hole(s) given up (over"
+        f" {spec.max_holes} holes for the symbol or {spec.max_holes_total} in all)"
+    )
 
 
 def feeds_state(violation_kinds: Iterable[str]) -> bool:

@@ -133,3 +133,32 @@ def test_every_problem_is_listed() -> None:
     """Problems in several sections are reported together."""
     problems = problems_of({"key": "nope", "sequence": {"field": "nope"}, "extra": 1})
     assert len(problems) == 3
+
+
+def test_hole_bounds_are_read_from_the_sequence_section() -> None:
+    """state.sequence.max_holes and max_holes_total set the hole bounds."""
+    raw = {"key": "symbol", "sequence": {"field": "seq", "max_holes": 7, "max_holes_total": 70}}
+    spec = state_spec_from_mapping(raw, TYPES)
+    assert spec is not None
+    assert (spec.max_holes, spec.max_holes_total) == (7, 70)
+
+
+def test_hole_bounds_default_to_1000_and_100000() -> None:
+    """Without them, a symbol holds 1,000 hole ranges at most, all symbols 100,000."""
+    spec = state_spec_from_mapping({"key": "symbol", "sequence": {"field": "seq"}}, TYPES)
+    assert spec is not None
+    assert (spec.max_holes, spec.max_holes_total) == (1_000, 100_000)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "problem"),
+    [
+        ("max_holes", 0, "state.sequence.max_holes must be 1 .. 10000"),
+        ("max_holes", 10_001, "state.sequence.max_holes must be 1 .. 10000"),
+        ("max_holes_total", 0, "state.sequence.max_holes_total must be >= 1"),
+    ],
+)
+def test_hole_bounds_out_of_range_are_refused(key: str, value: int, problem: str) -> None:
+    """No bound of zero holes, and no per-symbol bound whose list moves cost more than µs."""
+    raw = {"key": "symbol", "sequence": {"field": "seq", key: value}}
+    assert problem in problems_of(raw)
