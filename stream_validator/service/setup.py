@@ -97,4 +97,5 @@ def build_committer(
         on_commit=on_commit,
         safe=safe,
         interval_s=config.batch_commit_interval_s,
+        flush_timeout_s=flush_timeout(config),
     )
