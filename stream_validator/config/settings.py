@@ -222,6 +222,7 @@ def config_from_mapping(
         **{f"metrics_{key}": value for key, value in doc.metrics.given().items()},
     }
     config = ServiceConfig(kafka=KafkaConfig(**kafka), routes=(), source=source, **options)
+    _check_transaction_timeouts(config)
     _check_service(config)
     base = base_dir or Path.cwd()
     routes = tuple(_route(config, i, route, base) for i, route in enumerate(doc.routes))
@@ -320,31 +321,6 @@ def _check_routes(source: str, routes: tuple[RouteConfig, ...]) -> None:
                 )
 
 
-def _check_service(config: ServiceConfig) -> None:
-    """The rules between keys (one key's type and bounds are checked by decoding)."""
-    checks = [
-        (
-            config.liveness_timeout_s > config.batch_timeout_s,
-            "service.liveness_timeout_s must exceed batch.timeout_s"
-            f" ({config.liveness_timeout_s} <= {config.batch_timeout_s})",
-        ),
-        (
-            config.retry_backoff_s <= config.retry_backoff_max_s,
-            "service.retry_backoff_s must be <= service.retry_backoff_max_s"
-            f" ({config.retry_backoff_s} > {config.retry_backoff_max_s})",
-        ),
-        (
-            config.log_level.upper() in _LOG_LEVELS,
-            f"service.log_level: expected one of {', '.join(_LOG_LEVELS)} (any case),"
-            f" got {config.log_level[:20]!r}",
-        ),
-    ]
-    for ok, message in checks:
-        if not ok:
-            raise ConfigError(f"{config.source}: {message}")
-    _check_transaction_timeouts(config)
-
-
 def _check_transaction_timeouts(config: ServiceConfig) -> None:
     """The producer's timeouts are whole milliseconds, and everything a transaction waits for
     fits inside ``transaction.timeout.ms`` (else librdkafka refuses the producer, or the broker
@@ -392,3 +368,27 @@ def _producer_key(kafka: KafkaConfig, key: str) -> str:
     """Where a producer property is set (``kafka.producer`` wins over ``kafka.settings``)."""
     section = "settings" if key in kafka.settings and key not in kafka.producer else "producer"
     return f"kafka.{section}.{key}"
+
+
+def _check_service(config: ServiceConfig) -> None:
+    """The rules between keys (one key's type and bounds are checked by decoding)."""
+    checks = [
+        (
+            config.liveness_timeout_s > config.batch_timeout_s,
+            "service.liveness_timeout_s must exceed batch.timeout_s"
+            f" ({config.liveness_timeout_s} <= {config.batch_timeout_s})",
+        ),
+        (
+            config.retry_backoff_s <= config.retry_backoff_max_s,
+            "service.retry_backoff_s must be <= service.retry_backoff_max_s"
+            f" ({config.retry_backoff_s} > {config.retry_backoff_max_s})",
+        ),
+        (
+            config.log_level.upper() in _LOG_LEVELS,
+            f"service.log_level: expected one of {', '.join(_LOG_LEVELS)} (any case),"
+            f" got {config.log_level[:20]!r}",
+        ),
+    ]
+    for ok, message in checks:
+        if not ok:
+            raise ConfigError(f"{config.source}: {message}")
