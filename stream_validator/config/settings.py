@@ -43,6 +43,13 @@ MAX_ROUTE_NAME_CHARS = 100
 _ROUTE_NAME = re.compile(rf"[A-Za-z0-9._-]{{1,{MAX_ROUTE_NAME_CHARS}}}")
 _KAFKA_MAPS = ("settings", "consumer", "producer")
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+#: How long a failed delivery takes to surface (librdkafka's default: 5 min); the batch is
+#: then retried, never committed past.
+DEFAULT_MESSAGE_TIMEOUT_MS = 30_000
+#: Exactly-once: how long the broker lets a transaction stay open before it aborts it. An
+#: instance killed with one open holds back read_committed readers of the partitions it wrote
+#: until then (librdkafka's default is 60 s; Kafka Streams sets 10 s for this reason).
+DEFAULT_TRANSACTION_TIMEOUT_MS = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +94,31 @@ class KafkaConfig:
     settings: Mapping[str, str] = field(default_factory=dict)
     consumer: Mapping[str, str] = field(default_factory=dict)
     producer: Mapping[str, str] = field(default_factory=dict)
+
+    def producer_setting(self, key: str) -> str | None:
+        """A librdkafka property the user set for the producer (``producer`` over
+        ``settings``), or None."""
+        return self.producer.get(key, self.settings.get(key))
+
+    @property
+    def transaction_timeout_ms(self) -> int | None:
+        """The producer's ``transaction.timeout.ms``: as set, else 10 s in exactly-once mode;
+        None when neither (librdkafka's default applies)."""
+        given = self.producer_setting("transaction.timeout.ms")
+        if given is not None:
+            return int(given)
+        return DEFAULT_TRANSACTION_TIMEOUT_MS if self.transactional_id else None
+
+    @property
+    def message_timeout_ms(self) -> int:
+        """The producer's ``message.timeout.ms``: as set, else 30 s, capped by the transaction
+        timeout (a delivery never outlives the transaction it belongs to)."""
+        given = self.producer_setting("message.timeout.ms")
+        if given is not None:
+            return int(given)
+        return min(
+            DEFAULT_MESSAGE_TIMEOUT_MS, self.transaction_timeout_ms or DEFAULT_MESSAGE_TIMEOUT_MS
+        )
 
     def secrets(self) -> list[str]:
         """Values of secret keys, so they can be scrubbed from any text."""
@@ -193,6 +225,7 @@ def config_from_mapping(
         **{f"metrics_{key}": value for key, value in doc.metrics.given().items()},
     }
     config = ServiceConfig(kafka=KafkaConfig(**kafka), routes=(), source=source, **options)
+    _check_transaction_timeouts(config)
     _check_service(config)
     base = base_dir or Path.cwd()
     if config.resume_token_file is not None:  # relative to the config file, like contracts
@@ -291,6 +324,55 @@ def _check_routes(source: str, routes: tuple[RouteConfig, ...]) -> None:
                     f"{source}: routes[{index}].{key} (route {route.name!r}): output topic"
                     f" {output!r} is also a source topic (it would be consumed again)"
                 )
+
+
+def _check_transaction_timeouts(config: ServiceConfig) -> None:
+    """The producer's timeouts are whole milliseconds, and everything a transaction waits for
+    fits inside ``transaction.timeout.ms`` (else librdkafka refuses the producer, or the broker
+    aborts transactions that would have committed)."""
+    kafka = config.kafka
+    for key in ("message.timeout.ms", "transaction.timeout.ms", "socket.timeout.ms"):
+        given = kafka.producer_setting(key)
+        if given is not None and not re.fullmatch(r"[0-9]{1,10}", given.strip()):
+            raise ConfigError(
+                f"{config.source}: {_producer_key(kafka, key)}: expected a whole number of"
+                f" milliseconds, got {given[:20]!r}"
+            )
+    transaction_ms = kafka.transaction_timeout_ms
+    if transaction_ms is None:
+        return
+    default = (
+        "" if kafka.producer_setting("transaction.timeout.ms") else ", the exactly-once default"
+    )
+    txn = f"{_producer_key(kafka, 'transaction.timeout.ms')} ({transaction_ms} ms{default})"
+    message_ms = kafka.message_timeout_ms
+    socket_ms = kafka.producer_setting("socket.timeout.ms")
+    checks = [
+        (
+            0 < message_ms <= transaction_ms,
+            f"{_producer_key(kafka, 'message.timeout.ms')} ({message_ms} ms) must be 1 to {txn}:"
+            " a delivery must not outlive the transaction it belongs to",
+        ),
+        (
+            socket_ms is None or int(socket_ms) <= transaction_ms + 100,
+            f"{_producer_key(kafka, 'socket.timeout.ms')} ({socket_ms} ms) must be at most {txn}"
+            " + 100 ms (librdkafka's rule for transactional producers)",
+        ),
+        (
+            config.batch_commit_interval_s * 1000 < transaction_ms,
+            f"batch.commit_interval_s ({config.batch_commit_interval_s} s) must be shorter than"
+            f" {txn}: the broker would abort every transaction before it commits",
+        ),
+    ]
+    for ok, message in checks:
+        if not ok:
+            raise ConfigError(f"{config.source}: {message}")
+
+
+def _producer_key(kafka: KafkaConfig, key: str) -> str:
+    """Where a producer property is set (``kafka.producer`` wins over ``kafka.settings``)."""
+    section = "settings" if key in kafka.settings and key not in kafka.producer else "producer"
+    return f"kafka.{section}.{key}"
 
 
 def _check_service(config: ServiceConfig) -> None:

@@ -68,10 +68,10 @@ def producer_settings(
         # Java-compatible key hashing, so clean records land where Java clients expect.
         "partitioner": "murmur2_random",
         "message.max.bytes": str(config.max_message_bytes),
-        # A failed delivery surfaces after 30 s (librdkafka default: 5 min); the batch
-        # is then retried, never committed past.
-        "message.timeout.ms": "30000",
+        "message.timeout.ms": str(kafka.message_timeout_ms),
     }
+    if kafka.transaction_timeout_ms is not None:
+        settings["transaction.timeout.ms"] = str(kafka.transaction_timeout_ms)
     settings.update(kafka.settings)
     settings.update(kafka.producer)
     _pin(settings, _PRODUCER_PINNED, "producer")

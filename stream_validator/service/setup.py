@@ -24,11 +24,7 @@ from stream_validator.service.transactional import Recovery, Transactional
 
 def flush_timeout(config: ServiceConfig) -> float:
     """How long to wait for acknowledgements: the producer's message timeout, plus 5 s."""
-    kafka = config.kafka
-    timeout_ms = kafka.producer.get(
-        "message.timeout.ms", kafka.settings.get("message.timeout.ms", 30000)
-    )
-    return float(timeout_ms) / 1000.0 + 5.0
+    return config.kafka.message_timeout_ms / 1000.0 + 5.0
 
 
 def build_committer(
@@ -101,4 +97,5 @@ def build_committer(
         on_commit=on_commit,
         safe=safe,
         interval_s=config.batch_commit_interval_s,
+        flush_timeout_s=flush_timeout(config),
     )

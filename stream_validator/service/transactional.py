@@ -67,7 +67,7 @@ class Transactional(BaseCommitter):
         on_commit: Callable[[], None],
         safe: Callable[[object], str],
         interval_s: float,
-        flush_timeout_s: float = 35.0,
+        flush_timeout_s: float,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__(consumer, stage, rejections, on_commit=on_commit, safe=safe)

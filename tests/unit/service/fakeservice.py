@@ -39,6 +39,9 @@ def service_config(
     kafka: dict[str, Any] = {"group_id": GROUP}
     if transactional:
         kafka["transactional_id"] = "svc-0"
+        # Room for the long default interval (a transaction must commit within its timeout).
+        timeout_ms = max(10_000, int(commit_interval_s * 1000) + 1)
+        kafka["producer"] = {"transaction.timeout.ms": str(timeout_ms)}
     return config_from_mapping(
         {
             "kafka": kafka,
