@@ -227,6 +227,7 @@ def config_from_mapping(
     config = ServiceConfig(kafka=KafkaConfig(**kafka), routes=(), source=source, **options)
     _check_transaction_timeouts(config)
     _check_service(config)
+    _check_producer_queue(config)
     base = base_dir or Path.cwd()
     if config.resume_token_file is not None:  # relative to the config file, like contracts
         config = replace(config, resume_token_file=str(base / config.resume_token_file))
@@ -434,3 +435,38 @@ def check_resume_token(text: str, where: str) -> str:
             f" without spaces (got {len(token)} characters), e.g. from `openssl rand -hex 32`"
         )
     return token
+
+
+_QUEUE_KEYS = ("queue.buffering.max.kbytes", "queue.buffering.max.messages")
+
+
+def _check_producer_queue(config: ServiceConfig) -> None:
+    """The producer's local queue holds one record of ``max_message_bytes``: a record that
+    cannot fit in it even empty would wait for room forever.
+
+    librdkafka counts value bytes against ``queue.buffering.max.kbytes`` (every output's
+    value is at most ``max_message_bytes``) and records against
+    ``queue.buffering.max.messages``, where any value it accepts (0: no limit) admits one
+    record into an empty queue; both are checked to be integers here."""
+    kafka = config.kafka
+    values: dict[str, int] = {}
+    for key in _QUEUE_KEYS:
+        section = "producer" if key in kafka.producer else "settings"
+        raw = getattr(kafka, section).get(key)
+        if raw is None:
+            continue
+        try:
+            values[key] = int(raw)
+        except ValueError:
+            raise ConfigError(
+                f"{config.source}: kafka.{section}.{key}: expected an integer, got {raw[:20]!r}"
+            ) from None
+    kbytes = values.get(_QUEUE_KEYS[0])
+    if kbytes is not None and kbytes * 1024 < config.max_message_bytes:
+        raise ConfigError(
+            f"{config.source}: kafka queue.buffering.max.kbytes={kbytes}"
+            f" ({kbytes * 1024} bytes) cannot hold one record of service.max_message_bytes"
+            f"={config.max_message_bytes}: set queue.buffering.max.kbytes to at least"
+            f" {-(-config.max_message_bytes // 1024)} or lower service.max_message_bytes"
+            " (queue.buffering.max.messages bounds the count, not the bytes)"
+        )

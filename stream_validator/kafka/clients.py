@@ -1,8 +1,14 @@
 """The one client factory: librdkafka settings, and the adapter's consumer, producer and
-admin client built from a service config (``ports`` describes what they offer)."""
+admin client built from a service config (``ports`` describes what they offer).
+
+Every client logs through the Python logger ``stream_validator.librdkafka`` (the service's
+JSON formatter, secrets scrubbed) instead of librdkafka's raw ``%N|`` lines on stderr; the
+lines are delivered when the client is polled (consume, poll, flush; the admin client's
+calls poll it)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -22,6 +28,8 @@ from stream_validator.kafka.confluent import (
 # because it would break the delivery guarantee.
 _CONSUMER_PINNED = {"enable.auto.commit": "false", "enable.auto.offset.store": "false"}
 _PRODUCER_PINNED = {"enable.idempotence": "true", "acks": "all"}
+#: Where librdkafka's own log lines go (a child of the service's JSON-logged package logger).
+LIBRDKAFKA_LOGGER = logging.getLogger("stream_validator.librdkafka")
 
 
 def consumer_settings(
@@ -131,7 +139,7 @@ def producer_from_settings(
     callback = _errors_to(on_error)
     try:
         return ConfluentProducer(
-            Producer(dict(settings) | ({"error_cb": callback} if callback else {}))
+            Producer(_logged(settings) | ({"error_cb": callback} if callback else {}))
         )
     except (KafkaException, ValueError, TypeError) as exc:
         raise ConfigError(f"invalid producer settings: {exc}") from None
@@ -175,7 +183,7 @@ def admin_from_settings(settings: Mapping[str, Any]) -> ConfluentAdmin:
     """An admin client from plain librdkafka settings (the simulator has no service config);
     a refused setting raises ConfigError."""
     try:
-        return ConfluentAdmin(AdminClient(dict(settings)))
+        return ConfluentAdmin(AdminClient(_logged(settings)))
     except (KafkaException, ValueError, TypeError) as exc:
         raise ConfigError(f"invalid admin settings: {exc}") from None
 
@@ -190,11 +198,16 @@ def _build(
     role: str,
 ) -> _Client:
     try:
-        return factory(settings)
+        return factory(_logged(settings))
     except (KafkaException, ValueError, TypeError) as exc:
         raise ConfigError(
             scrub(f"invalid {role} settings: {exc}", config.kafka.secrets())
         ) from None
+
+
+def _logged(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings with librdkafka's log lines sent to ``LIBRDKAFKA_LOGGER``."""
+    return {**settings, "logger": LIBRDKAFKA_LOGGER}
 
 
 def _errors_to(

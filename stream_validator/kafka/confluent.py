@@ -312,7 +312,14 @@ class ConfluentAdmin:
     def topics(self, timeout_s: float) -> dict[str, int]:
         with converted("list_topics"):
             metadata = self._admin.list_topics(timeout=timeout_s)
+        self._serve()
         return {n: len(t.partitions) for n, t in metadata.topics.items() if t.error is None}
+
+    def _serve(self) -> None:
+        """Deliver the log lines (and errors) librdkafka queued meanwhile: an admin client
+        is served only by poll()."""
+        with converted("poll"):
+            self._admin.poll(0)
 
     def create_topics(
         self, names: Sequence[str], *, partitions: int, replication_factor: int, timeout_s: float
@@ -356,6 +363,7 @@ class ConfluentAdmin:
                 [request], require_stable=True, request_timeout=timeout_s
             )
             answer = futures[group].result(timeout_s)
+        self._serve()
         return {
             (tp.topic, tp.partition): CommittedOffset(tp.offset, tp.metadata or None)
             for tp in answer.topic_partitions
@@ -371,6 +379,8 @@ class ConfluentAdmin:
             futures = self._admin.list_offsets(
                 specs, isolation_level=IsolationLevel.READ_COMMITTED, request_timeout=timeout_s
             )
-            return {
+            ends = {
                 (tp.topic, tp.partition): f.result(timeout_s).offset for tp, f in futures.items()
             }
+        self._serve()
+        return ends

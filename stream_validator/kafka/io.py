@@ -1,6 +1,8 @@
 """The one produce loop: enqueue with backpressure, then learn every record's outcome.
 
-``produce_one`` enqueues a record, serving deliveries while the local queue is full;
+``produce_one`` enqueues a record, serving deliveries while the local queue is full (for a
+bounded time; a record the empty queue cannot hold is too large, as the client's own size
+check would say);
 ``send_all`` enqueues a sequence without waiting for acknowledgements (the service's
 pipelined hot path: ``Producer.produce_batch``, one callback per record and no object);
 ``produce_all`` sends a sequence one by one, flushes, and returns one ``Delivery`` per record
@@ -29,6 +31,7 @@ from typing import Generic, TypeVar
 from stream_validator.errors import KafkaClientError, KafkaErrorInfo
 from stream_validator.kafka.ports import (
     MSG_SIZE_TOO_LARGE,
+    QUEUE_FULL,
     RECORD_REJECTIONS,
     AckCallback,
     DeliveryCallback,
@@ -41,6 +44,10 @@ from stream_validator.kafka.ports import (
 R = TypeVar("R", bound=Producible)
 
 _QUEUE_FULL_POLL_S = 0.1
+#: How long ``produce_one`` waits for room in a queue that does not drain. Queued records
+#: leave within ``message.timeout.ms`` (30 s in the service) delivered or failed, so only a
+#: stuck queue reaches it; the caller then sees a retriable failure, never an endless wait.
+MAX_WAIT_FOR_ROOM_S = 30.0
 
 
 class Status(enum.Enum):
@@ -97,20 +104,55 @@ def produce_one(
     on_delivery: DeliveryCallback,
     *,
     give_up: Callable[[], bool] = lambda: False,
+    max_wait_s: float = MAX_WAIT_FOR_ROOM_S,
+    clock: Callable[[], float] = time.monotonic,
 ) -> bool:
     """Enqueue one record; while the local queue is full, serve deliveries and retry.
 
     Returns False, the record not enqueued, when ``give_up()`` is true while waiting for room
     (the simulator's stop request). Raises KafkaClientError when the client refuses the
-    record itself."""
+    record itself; also ``MSG_SIZE_TOO_LARGE`` when the queue, empty, still has no room for
+    it (its value is larger than ``queue.buffering.max.kbytes``: it never fits), and
+    ``QUEUE_FULL`` (retriable) when the queue stayed full for ``max_wait_s``."""
+    deadline: float | None = None
+    drained = False
     while True:
         try:
             producer.produce(record, on_delivery)
             return True
         except BufferError:
+            if drained:
+                raise _never_fits(record) from None
             if give_up():
                 return False
+            if producer.flush(0.0) == 0:
+                drained = True  # nothing queued: a second refusal is about this record alone
+                continue
+            now = clock()
+            if deadline is None:
+                deadline = now + max_wait_s
+            elif now >= deadline:
+                raise KafkaClientError(
+                    KafkaErrorInfo(
+                        QUEUE_FULL,
+                        f"no room in the producer queue for {max_wait_s:g} s",
+                        retriable=True,
+                    ),
+                    f"produce to {record.topic}",
+                ) from None
             producer.poll(_QUEUE_FULL_POLL_S)
+
+
+def _never_fits(record: Producible) -> KafkaClientError:
+    size = len(record.value or b"")
+    return KafkaClientError(
+        KafkaErrorInfo(
+            MSG_SIZE_TOO_LARGE,
+            f"a value of {size} bytes does not fit in the empty producer queue"
+            " (queue.buffering.max.kbytes)",
+        ),
+        f"produce to {record.topic}",
+    )
 
 
 def send_all(

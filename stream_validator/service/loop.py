@@ -100,6 +100,7 @@ class StreamService:
             note_error=self._note_error,
             set_ready=self._set_ready,
             safe=self._safe,
+            on_consumer_error=self._callbacks.on_message_error,
         )
         self._consumer: Consumer | None = None
         self._committer: Committer | None = None
@@ -134,7 +135,7 @@ class StreamService:
             clock=self._clock,
         )
         try:
-            if not self._readiness.wait_for_topics(committer.producer, self._stop):
+            if not self._readiness.wait_for_topics(consumer, committer.producer, self._stop):
                 return ServiceExit.OK
             if not committer.start():
                 return ServiceExit.OK

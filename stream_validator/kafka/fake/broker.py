@@ -212,9 +212,12 @@ class FakeBroker:
         transactional_id: str | None = None,
         message_max_bytes: int | None = None,
         queue_size: int = 100_000,
+        queue_bytes: int | None = None,
     ) -> FakeProducer:
         """A producer (transactional when given an id); ``message_max_bytes`` is the client's
-        own size check, refused at produce() like librdkafka's ``message.max.bytes``."""
+        own size check, refused at produce() like librdkafka's ``message.max.bytes``;
+        ``queue_size`` and ``queue_bytes`` bound the local queue (records, value bytes) like
+        ``queue.buffering.max.messages`` and ``queue.buffering.max.kbytes``."""
         from stream_validator.kafka.fake.producer import FakeProducer
 
         return FakeProducer(
@@ -222,6 +225,7 @@ class FakeBroker:
             transactional_id=transactional_id,
             message_max_bytes=message_max_bytes,
             queue_size=queue_size,
+            queue_bytes=queue_bytes,
         )
 
     def admin(self) -> FakeAdmin:
@@ -319,6 +323,7 @@ class FakeClients:
         *,
         transactional_id: str | None = None,
         message_max_bytes: int | None = None,
+        queue_bytes: int | None = None,
         on_idle: Callable[[], None] | None = None,
     ) -> None:
         self.broker = broker
@@ -326,6 +331,7 @@ class FakeClients:
         self.group = group
         self.transactional_id = transactional_id
         self.message_max_bytes = message_max_bytes
+        self.queue_bytes = queue_bytes
         self.consumers: list[FakeConsumer] = []
         self.producers: list[FakeProducer] = []
         self.error_callbacks: list[Callable[[KafkaErrorInfo], None]] = []
@@ -347,7 +353,9 @@ class FakeClients:
         if on_error is not None:
             self.error_callbacks.append(on_error)
         producer = self.broker.producer(
-            transactional_id=self.transactional_id, message_max_bytes=self.message_max_bytes
+            transactional_id=self.transactional_id,
+            message_max_bytes=self.message_max_bytes,
+            queue_bytes=self.queue_bytes,
         )
         self.producers.append(producer)
         return producer

@@ -52,11 +52,13 @@ class FakeProducer:
         transactional_id: str | None,
         message_max_bytes: int | None,
         queue_size: int,
+        queue_bytes: int | None = None,
     ) -> None:
         self.broker = broker
         self.transactional_id = transactional_id
         self._max_bytes = message_max_bytes
         self._queue_size = queue_size
+        self._queue_bytes = queue_bytes
         self._queue: list[_Queued] = []
         self._epoch: int | None = None
         self._txn: _Txn | None = None
@@ -66,7 +68,7 @@ class FakeProducer:
             raise _fail("_STATE", "produce outside a transaction")
         if self._max_bytes is not None and record_size(record) > self._max_bytes:
             raise _fail(MSG_SIZE_TOO_LARGE, f"{record_size(record)} bytes > {self._max_bytes}")
-        if len(self._queue) >= self._queue_size:
+        if len(self._queue) >= self._queue_size or not self._room_for(record):
             raise BufferError("Local: Queue full")
         faults = self.broker.faults
         faults.produced += 1
@@ -150,6 +152,13 @@ class FakeProducer:
         return {name: len(parts) for name, parts in self.broker.logs.items()}
 
     # --- internals ------------------------------------------------------------------------
+
+    def _room_for(self, record: Producible) -> bool:
+        """librdkafka counts value bytes against queue.buffering.max.kbytes."""
+        if self._queue_bytes is None:
+            return True
+        queued = sum(len(q.record.value or b"") for q in self._queue)
+        return queued + len(record.value or b"") <= self._queue_bytes
 
     def _transactional(self, call: str) -> str:
         """The id; raises the scripted error of this call, or fencing."""

@@ -61,7 +61,7 @@ class ScriptedProducer:
     def flush(self, timeout_s: float) -> int:
         self.clock.now += timeout_s if self.stuck else 0.0
         self._deliver()
-        return len(self.queue)
+        return len(self.queue) + self.full_for  # a queue that says full is not empty
 
     def _deliver(self) -> int:
         if self.stuck:
