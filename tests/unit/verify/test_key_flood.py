@@ -115,9 +115,7 @@ def test_time_is_linear_in_the_unknown_keys(forbid: bool) -> None:
 def test_repeated_keys_are_named_up_to_the_cap_then_counted() -> None:
     """20,000 keys written twice give 50 named duplicate_key violations and one 'and N more'."""
     report = verifier(forbid=False).validate_payloads([repeated(20_000)])
-    duplicates = [
-        v for v in report.quarantined_records[0].violations if v.kind == "duplicate_key"
-    ]
+    duplicates = [v for v in report.quarantined_records[0].violations if v.kind == "duplicate_key"]
     assert len(duplicates) == MAX_NAMED_VIOLATIONS + 1
     assert duplicates[-1].field is None
     assert duplicates[-1].message.startswith(f"and {20_000 - MAX_NAMED_VIOLATIONS} more keys")
@@ -131,4 +129,3 @@ def test_time_is_linear_in_the_repeated_keys() -> None:
         lambda: check.validate_payloads(small)
     )
     assert ratio < 40, ratio
-
