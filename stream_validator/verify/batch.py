@@ -295,7 +295,7 @@ class BatchAccumulator:
 
     def _note_unknown(self, names: list[str]) -> None:
         """Keep a record's undeclared names up to MAX_UNKNOWN_NAMES per batch; count the
-        others (in C, so a record with many keys costs time linear in its keys)."""
+        others not kept (one set difference: time linear in the record's keys)."""
         kept = self._unknown
         if len(kept) + len(names) <= MAX_UNKNOWN_NAMES:
             kept.update(names)
