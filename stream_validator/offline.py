@@ -91,6 +91,7 @@ class FileSummary:
                 self.unknown_fields.add(name)
             else:
                 self.unknown_fields_left_out += 1
+        self.unknown_fields_left_out += report.unknown_fields_left_out
         if not report.is_batch_valid:
             self.invalid_batch_count += 1
             if len(self.invalid_batches) < MAX_LISTED_BATCHES:

@@ -79,6 +79,7 @@ class BatchPlan:
             violations = self.violation_counts
         by_field, fields_left_out = bounded_counts(_by(violations, 0))
         unknown, unknown_left_out = bounded_names(report.observed_unknown_fields)
+        unknown_left_out += report.unknown_fields_left_out  # past the verifier's batch cap
         return {
             "event": "batch",
             "route": self.route,

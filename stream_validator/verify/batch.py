@@ -19,8 +19,10 @@ from stream_validator.codec import JSONDecodeError, loads_raw
 from stream_validator.verify.dupkeys import duplicate_keys, no_duplicates_possible
 from stream_validator.verify.fastpath import FAIL
 from stream_validator.verify.native import CHUNK
-from stream_validator.verify.render import show, show_name, type_label
+from stream_validator.verify.render import key_name, show, show_name, type_label
 from stream_validator.verify.report import (
+    MAX_NAMED_VIOLATIONS,
+    MAX_UNKNOWN_NAMES,
     DecodedRecords,
     QuarantinedRecord,
     SchemaContractValidationReport,
@@ -54,6 +56,7 @@ class BatchAccumulator:
         "_quarantined_count",
         "_total",
         "_unknown",
+        "_unknown_left_out",
         "_valid",
         "_valid_count",
         "_valid_indices",
@@ -86,7 +89,9 @@ class BatchAccumulator:
         self._quarantined: list[QuarantinedRecord] = []
         self._quarantined_count = 0
         self._null_counts = [0] * len(self._inspector.nullable_names)
+        # The first MAX_UNKNOWN_NAMES distinct undeclared names; the rest only counted.
         self._unknown: set[str] = set()
+        self._unknown_left_out = 0
         self._violation_counts: Counter[tuple[str | None, str]] = Counter()
         self._error_logged = False
 
@@ -243,10 +248,10 @@ class BatchAccumulator:
             violations = self._inspector.explain_overflow(record, payload, violations)
         duplicates = _duplicates(payload, record)
         if duplicates:
-            violations = [_duplicate_key(key) for key in duplicates] + (violations or [])
+            violations = _duplicate_keys(duplicates) + (violations or [])
         violations, flagged = self._record_checks(record, violations)
         if unknown:
-            self._unknown.update(unknown)
+            self._note_unknown(unknown)
         if violations is not None:
             return self._quarantine(index, payload, violations)
         self._flagged.update(flagged)
@@ -282,11 +287,24 @@ class BatchAccumulator:
         flagged: list[str],
     ) -> QuarantinedRecord | None:
         if unknown:
-            self._unknown.update(unknown)
+            self._note_unknown(unknown)
         if violations is not None:
             return self._quarantine(index, snapshot(record), violations)
         self._flagged.update(flagged)
         return self._accept(index, record, nulls or ())
+
+    def _note_unknown(self, names: list[str]) -> None:
+        """Keep a record's undeclared names up to MAX_UNKNOWN_NAMES per batch; count the
+        others not kept (one set difference: time linear in the record's keys)."""
+        kept = self._unknown
+        if len(kept) + len(names) <= MAX_UNKNOWN_NAMES:
+            kept.update(names)
+            return
+        at = 0
+        while len(kept) < MAX_UNKNOWN_NAMES and at < len(names):
+            kept.add(names[at])
+            at += 1
+        self._unknown_left_out += len(set(names[at:]).difference(kept))
 
     def _accept(self, index: int, record: Any, nulls: Any) -> QuarantinedRecord | None:
         """Count a valid record (``nulls``: the null nullable-field slots)."""
@@ -344,6 +362,7 @@ class BatchAccumulator:
             null_rates=null_rates,
             null_breach_fields=breaches,
             observed_unknown_fields=set(self._unknown),
+            unknown_fields_left_out=self._unknown_left_out,
             violation_counts=Counter(self._violation_counts),
             null_counts=dict(zip(self._inspector.nullable_names, self._null_counts, strict=True)),
             valid_count=self._valid_count,
@@ -365,13 +384,27 @@ def _duplicates(payload: bytes, record: dict[Any, Any]) -> list[str]:
     return duplicate_keys(payload)
 
 
-def _duplicate_key(key: str) -> Violation:
-    return Violation(
-        key,
-        ViolationKind.DUPLICATE_KEY,
-        f"key {show_name(key)} appears more than once in the object"
-        " (parsers disagree on which value wins)",
-    )
+def _duplicate_keys(keys: list[str]) -> list[Violation]:
+    """One violation per repeated key, at most MAX_NAMED_VIOLATIONS, then one for the rest."""
+    out = [
+        Violation(
+            key_name(key),
+            ViolationKind.DUPLICATE_KEY,
+            f"key {show_name(key)} appears more than once in the object"
+            " (parsers disagree on which value wins)",
+        )
+        for key in keys[:MAX_NAMED_VIOLATIONS]
+    ]
+    more = len(keys) - MAX_NAMED_VIOLATIONS
+    if more > 0:
+        out.append(
+            Violation(
+                None,
+                ViolationKind.DUPLICATE_KEY,
+                f"and {more} more keys appear more than once in the object",
+            )
+        )
+    return out
 
 
 def _snapshot(value: object) -> Any:

@@ -39,6 +39,7 @@ def duplicate_keys(payload: bytes) -> list[str]:
     depth = 0
     last_string: bytes | None = None
     seen: set[str] = set()
+    repeated: set[str] = set()  # the list's members: a list lookup made this quadratic
     duplicates: list[str] = []
     for match in _TOKEN.finditer(payload):
         token = match.group()
@@ -49,7 +50,8 @@ def duplicate_keys(payload: bytes) -> list[str]:
             if last_string is not None:
                 key = _decode_key(last_string)
                 if key in seen:
-                    if key not in duplicates:
+                    if key not in repeated:
+                        repeated.add(key)
                         duplicates.append(key)
                 else:
                     seen.add(key)

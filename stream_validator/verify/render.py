@@ -11,6 +11,8 @@ from __future__ import annotations
 from datetime import date, datetime, time
 from typing import Final
 
+from stream_validator.verify.report import MAX_KEY_CHARS
+
 SHOW_LIMIT: Final = 60
 _NAME_LIMIT: Final = 40
 # Ints beyond this many bits render as a size: str(int) is quadratic and refused past
@@ -59,3 +61,12 @@ def show_name(name: object) -> str:
         assert isinstance(name, str)
         return _cap(repr(name[:SHOW_LIMIT]))
     return show(name)
+
+
+def key_name(key: object) -> str:
+    """A payload key as a report or violation names it: a str cut to MAX_KEY_CHARS
+    (ending in "..."), any other key rendered by ``show``."""
+    if type(key) is str:
+        assert isinstance(key, str)
+        return key if len(key) <= MAX_KEY_CHARS else key[: MAX_KEY_CHARS - 3] + "..."
+    return show(key)

@@ -6,10 +6,23 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, overload
+from typing import Any, Final, overload
 
 from stream_validator.codec import loads_raw
 from stream_validator.quickinit import quick_init
+
+#: Per record, the undeclared (``unknown_field``) and repeated (``duplicate_key``) keys
+#: listed one violation each; past it, one last violation of the kind (field None)
+#: counts the rest: "and N more undeclared fields". Keeps a record's violations, its DLQ
+#: entry and the batch's violation counts bounded however many keys a payload holds.
+MAX_NAMED_VIOLATIONS: Final = 50
+#: Per batch, the distinct undeclared field names a report keeps
+#: (``observed_unknown_fields``), the first seen; the rest are counted in
+#: ``unknown_fields_left_out``.
+MAX_UNKNOWN_NAMES: Final = 1000
+#: Characters kept of a payload-derived key name in a violation or a report; a longer
+#: name is cut and ends in "...".
+MAX_KEY_CHARS: Final = 256
 
 
 class ViolationKind(StrEnum):
@@ -151,6 +164,9 @@ class SchemaContractValidationReport:
     field with ``allow_non_finite`` (the only fields where they pass; other fields have no
     entry). Only decoded records can hold them: the JSON decoder refuses NaN and ±Inf, so
     on the bytes path (``validate_payloads``, Kafka) they are always 0.
+    ``observed_unknown_fields`` holds at most ``MAX_UNKNOWN_NAMES`` names (each cut to
+    ``MAX_KEY_CHARS``), the first seen; ``unknown_fields_left_out`` counts the undeclared
+    keys whose names it does not hold, once per record carrying them.
     """
 
     contract_name: str
@@ -170,6 +186,7 @@ class SchemaContractValidationReport:
     flagged_counts: Counter[str] = field(default_factory=Counter)
     nan_counts: dict[str, int] = field(default_factory=dict)
     inf_counts: dict[str, int] = field(default_factory=dict)
+    unknown_fields_left_out: int = 0
 
     def __post_init__(self) -> None:
         # Counts default to the list lengths; the streaming CLI keeps counts only.
@@ -181,7 +198,7 @@ class SchemaContractValidationReport:
     @property
     def drift_detected(self) -> bool:
         """True when any undeclared field was seen anywhere in the batch."""
-        return bool(self.observed_unknown_fields)
+        return bool(self.observed_unknown_fields) or self.unknown_fields_left_out > 0
 
     @property
     def is_batch_valid(self) -> bool:
@@ -229,6 +246,7 @@ class SchemaContractValidationReport:
             "inf_rates": self.inf_rates,
             "max_allowed_null_pct": self.max_allowed_null_pct,
             "observed_unknown_fields": sorted(self.observed_unknown_fields),
+            "observed_unknown_fields_left_out": self.unknown_fields_left_out,
             "drift_detected": self.drift_detected,
             "is_batch_valid": self.is_batch_valid,
         }

@@ -13,8 +13,13 @@ from datetime import datetime
 from typing import Any, Final, NamedTuple
 
 from stream_validator.contracts.model import FieldSpec, SchemaContract, type_name
-from stream_validator.verify.render import show, show_name, type_label
-from stream_validator.verify.report import Violation, ViolationKind
+from stream_validator.verify.render import key_name, show, show_name, type_label
+from stream_validator.verify.report import (
+    MAX_KEY_CHARS,
+    MAX_NAMED_VIOLATIONS,
+    Violation,
+    ViolationKind,
+)
 
 _MISSING: Final = object()
 _FLOAT, _INT, _STR, _BOOL, _DATETIME = range(5)
@@ -112,16 +117,32 @@ class RecordInspector:
     def _unknown(
         self, record: Mapping[Any, Any], violations: list[Violation] | None, nulls: list[int] | None
     ) -> Inspection:
-        """The record has keys beyond the declared fields present: name (and forbid) them."""
+        """The record has keys beyond the declared fields present: name (and forbid) them.
+
+        Every undeclared name is returned (the batch keeps a bounded number); at most
+        ``MAX_NAMED_VIOLATIONS`` get a violation each, one more counts the rest.
+        """
         declared = self.declared
-        unknown = [k if type(k) is str else show(k) for k in record if k not in declared]
+        unknown = [
+            k if type(k) is str and len(k) <= MAX_KEY_CHARS else key_name(k)
+            for k in record
+            if k not in declared
+        ]
         if self.forbid_unknown:
-            for key in unknown:
+            for key in unknown[:MAX_NAMED_VIOLATIONS]:
                 violations = _add(
                     violations,
                     key,
                     ViolationKind.UNKNOWN_FIELD,
                     f"undeclared field {show_name(key)} (the contract forbids unknown fields)",
+                )
+            more = len(unknown) - MAX_NAMED_VIOLATIONS
+            if more > 0:
+                violations = _add(
+                    violations,
+                    None,
+                    ViolationKind.UNKNOWN_FIELD,
+                    f"and {more} more undeclared fields (the contract forbids unknown fields)",
                 )
         return violations, nulls, unknown
 
