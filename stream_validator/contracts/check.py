@@ -73,6 +73,10 @@ def field_problems(spec: object) -> list[str]:
     return problems
 
 
+def _is_str(value: object) -> bool:
+    return isinstance(value, str)
+
+
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -107,7 +111,7 @@ def _text_problems(spec: FieldSpec, label: str) -> list[str]:
 def _allowed_problems(spec: FieldSpec, label: str) -> list[str]:
     allowed: object = spec.allowed
     if spec.expected_type is str:
-        member_ok, kind = (lambda v: isinstance(v, str)), "strings"
+        member_ok, kind = _is_str, "strings"
     elif spec.expected_type is int:
         member_ok, kind = _is_int, "ints"
     else:
