@@ -1,10 +1,10 @@
 """The msgspec ``Struct`` of one record, generated from a contract for the native fast path.
 
 Types and bounds go into the Struct (bounds via ``Meta``; ``allowed`` as a ``Literal``,
-which the contract check keeps inside the bounds, lengths and pattern; a ``pattern`` as
-msgspec's ``Meta(pattern=...)``, which searches, so the full-match source of
-``contracts.pattern`` is given; lengths as ``Meta(min_length, max_length)``, code points
-as the rules count them), every field is required,
+which the contract check keeps inside the bounds, lengths and pattern; lengths as
+``Meta(min_length, max_length)``, code points as the rules count them; a ``pattern`` is
+not in the Struct: ``NativeCheck`` checks each distinct value of a chunk once, which costs
+far less than msgspec's call into ``re`` per record), every field is required,
 unknown fields are forbidden and ``gc=False``; the contract's record rules become its
 ``__post_init__`` (``structrules``). A bound the Struct cannot express exactly raises
 UnsupportedContract: the verifier then uses the full rules only.
@@ -19,7 +19,6 @@ from typing import Annotated, Any, Final, Literal
 import msgspec
 
 from stream_validator.contracts.model import FieldSpec, SchemaContract
-from stream_validator.contracts.pattern import full_match_regex
 from stream_validator.verify.structrules import compile_post_init
 
 _INT64_MIN: Final = -(2**63)
@@ -60,10 +59,8 @@ def _field_type(spec: FieldSpec, native_datetimes: bool) -> Any:
         if any(type(v) is int and not _INT64_MIN <= v <= _INT64_MAX for v in spec.allowed):
             raise UnsupportedContract("an allowed int beyond 64 bits")
         tp = Literal[spec.allowed]
-    elif spec.expected_type is str and spec.has_text_checks:
-        pattern = None if spec.pattern is None else full_match_regex(spec.pattern)
-        meta = msgspec.Meta(pattern=pattern, min_length=spec.min_length, max_length=spec.max_length)
-        tp = Annotated[str, meta]
+    elif spec.expected_type is str and (spec.min_length is not None or spec.max_length is not None):
+        tp = Annotated[str, msgspec.Meta(min_length=spec.min_length, max_length=spec.max_length)]
     elif spec.expected_type is str or spec.expected_type is datetime:
         tp = str
     elif spec.expected_type is int:

@@ -20,6 +20,10 @@ from stream_validator.verify.report import Violation, ViolationKind
 
 #: Allowed values named in a ``not_allowed`` message; the rest are counted.
 _SHOWN_VALUES: Final = 5
+#: A pattern's verdicts are remembered for up to this many distinct short values: a call
+#: into ``re`` costs far more than a dict lookup, and a feed repeats its venues and codes.
+MEMO_VALUES: Final = 4096
+MEMO_CHARS: Final = 64
 
 
 class ValueCheck:
@@ -50,22 +54,28 @@ class ValueCheck:
         if allowed is not None:  # the contract check keeps every allowed value passing the rest
             return allowed.__contains__
         regex, lo, hi = self.regex, self.min_length, self.max_length
-        if lo is None and hi is None and regex is not None:
-            fullmatch = regex.match  # anchored at both ends
-
-            def matches(value: Any) -> bool:
-                return fullmatch(value) is not None
-
-            return matches
         low = 0 if lo is None else lo
+        if regex is None:
 
-        def fits(value: Any) -> bool:
-            size = len(value)
-            if size < low or (hi is not None and size > hi):
-                return False
-            return regex is None or regex.match(value) is not None
+            def fits(value: Any) -> bool:
+                size = len(value)
+                return size >= low and (hi is None or size <= hi)
 
-        return fits
+            return fits
+        match = regex.match  # anchored at both ends
+        memo: dict[str, bool] = {}
+        remembered = memo.get
+
+        def matches(value: Any) -> bool:
+            verdict = remembered(value)
+            if verdict is None:
+                size = len(value)
+                verdict = size >= low and (hi is None or size <= hi) and match(value) is not None
+                if size <= MEMO_CHARS and len(memo) < MEMO_VALUES:
+                    memo[value] = verdict
+            return verdict
+
+        return matches
 
     def violation(self, name: str, value: object) -> Violation | None:
         """What is wrong with a value of the field's type (None: nothing)."""

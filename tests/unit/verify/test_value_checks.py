@@ -193,3 +193,27 @@ def test_fast_check_accepts_only_what_the_rules_accept(record: dict[str, Any]) -
 def test_compiled_inspect_is_the_rules(record: dict[str, Any]) -> None:
     """The compiled inspect gives exactly what the rules give field by field."""
     assert INSPECTOR.inspect(record) == INSPECTOR.inspect_each_field(record)
+
+
+def test_pattern_verdicts_are_remembered_for_short_values_only() -> None:
+    """The memo of a pattern's verdicts holds at most MEMO_VALUES values of MEMO_CHARS or
+    fewer characters, and gives the same verdicts as the regex."""
+    from stream_validator.verify.valuecheck import MEMO_CHARS, MEMO_VALUES, ValueCheck
+
+    check = ValueCheck(FieldSpec("v", str, pattern="[a-z0-9]+"))
+    memo = check.accepts.__closure__  # type: ignore[attr-defined]
+    assert memo is not None
+    store = next(c.cell_contents for c in memo if isinstance(c.cell_contents, dict))
+    values = [f"v{i}" for i in range(MEMO_VALUES + 10)] + ["A", "a" * (MEMO_CHARS + 1)]
+    assert [check.accepts(v) for v in values] == [True] * (MEMO_VALUES + 10) + [False, True]
+    assert len(store) == MEMO_VALUES and "a" * (MEMO_CHARS + 1) not in store
+    assert check.accepts("A") is False and check.accepts("v1") is True
+
+
+def test_the_fast_path_declines_only_rows_off_the_pattern() -> None:
+    """A chunk's decoded rows whose value fails the pattern go to the rules; the rest pass."""
+    contract = SchemaContract("p", [FieldSpec("v", str, pattern="[A-Z]{2}"), FieldSpec("n", int)])
+    native = DataSchemaContractVerifier(contract)._native
+    assert native is not None
+    rows = [b'{"v":"AB","n":1}', b'{"v":"ab","n":2}', b'{"v":"AB","n":3}', b'{"v":"ABC","n":4}']
+    assert native.screen(rows, []) == [1, 3]
