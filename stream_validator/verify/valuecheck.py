@@ -29,7 +29,16 @@ MEMO_CHARS: Final = 64
 class ValueCheck:
     """The compiled ``allowed``/``pattern``/length checks of one field."""
 
-    __slots__ = ("accepts", "allowed", "max_length", "min_length", "pattern", "regex", "shown")
+    __slots__ = (
+        "accepts",
+        "allowed",
+        "max_length",
+        "memo",
+        "min_length",
+        "pattern",
+        "regex",
+        "shown",
+    )
 
     def __init__(self, spec: FieldSpec) -> None:
         self.allowed = None if spec.allowed is None else frozenset(spec.allowed)
@@ -42,6 +51,7 @@ class ValueCheck:
         if len(listed) > _SHOWN_VALUES:
             shown += f", ... ({len(listed)} in all)"
         self.shown = shown
+        self.memo: dict[str, bool] = {}  # the pattern's verdicts on short values
         self.accepts: Callable[[object], bool] = self._accepts_function()
 
     @classmethod
@@ -63,7 +73,7 @@ class ValueCheck:
 
             return fits
         match = regex.match  # anchored at both ends
-        memo: dict[str, bool] = {}
+        memo = self.memo
         remembered = memo.get
 
         def matches(value: Any) -> bool:
