@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from datetime import datetime
 
@@ -14,6 +15,7 @@ from stream_validator.contracts.model import (
     SchemaContract,
     type_name,
 )
+from stream_validator.contracts.pattern import compile_pattern, pattern_problem
 from stream_validator.contracts.rulespec import RuleSpec
 from stream_validator.contracts.statespec import state_field_problems
 from stream_validator.errors import ContractError, RuleError
@@ -67,7 +69,96 @@ def field_problems(spec: object) -> list[str]:
     if spec.allow_non_finite and spec.expected_type is not float:
         problems.append(f"{label}: allow_non_finite applies to float fields only")
     problems.extend(_time_problems(spec, label))
+    problems.extend(_text_problems(spec, label))
     return problems
+
+
+def _is_str(value: object) -> bool:
+    return isinstance(value, str)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _text_problems(spec: FieldSpec, label: str) -> list[str]:
+    """allowed, pattern, min_length, max_length: where they apply, and that they agree."""
+    problems: list[str] = []
+    is_str = spec.expected_type is str
+    lengths = {"min_length": spec.min_length, "max_length": spec.max_length}
+    for name, length in lengths.items():
+        if length is None:
+            continue
+        if not is_str:
+            problems.append(f"{label}: {name} applies to str fields only")
+        elif not _is_int(length) or length < 0:
+            problems.append(f"{label}: {name} must be an int >= 0, got {_preview(length)}")
+    lo, hi = spec.min_length, spec.max_length
+    if _is_int(lo) and _is_int(hi) and lo is not None and hi is not None and lo > hi:
+        problems.append(f"{label}: min_length {lo} is greater than max_length {hi}")
+    if spec.pattern is not None:
+        if not is_str:
+            problems.append(f"{label}: pattern applies to str fields only")
+        else:
+            problem = pattern_problem(spec.pattern)
+            if problem is not None:
+                problems.append(f"{label}: pattern {_preview(spec.pattern)}: {problem}")
+    if spec.allowed is not None:
+        problems.extend(_allowed_problems(spec, label))
+    return problems
+
+
+def _allowed_problems(spec: FieldSpec, label: str) -> list[str]:
+    allowed: object = spec.allowed
+    if spec.expected_type is str:
+        member_ok, kind = _is_str, "strings"
+    elif spec.expected_type is int:
+        member_ok, kind = _is_int, "ints"
+    else:
+        return [f"{label}: allowed applies to str and int fields only"]
+    if not isinstance(allowed, tuple) or not allowed:
+        return [f"{label}: allowed must be a non-empty list of {kind}"]
+    problems: list[str] = []
+    seen: set[object] = set()
+    pattern = spec.pattern
+    regex = (
+        compile_pattern(pattern)
+        if isinstance(pattern, str) and not pattern_problem(pattern)
+        else None
+    )
+    for index, value in enumerate(allowed):
+        where = f"{label}: allowed[{index}]"
+        if not member_ok(value):
+            problems.append(f"{where} must be one of the field's {kind}, got {_preview(value)}")
+            continue
+        if value in seen:
+            problems.append(f"{where}: {_preview(value)} is listed twice")
+        seen.add(value)
+        failed = _own_check_failed(spec, value, regex)
+        if failed:
+            problems.append(f"{where}: {_preview(value)} {failed}, so it can never pass")
+    return problems
+
+
+def _own_check_failed(
+    spec: FieldSpec, value: str | int, regex: re.Pattern[str] | None
+) -> str | None:
+    """Which of the field's other checks an allowed value fails (None: it passes them)."""
+    if isinstance(value, int):
+        lo, hi = spec.min_value, spec.max_value
+        if _is_number(lo) and lo is not None and value < lo:
+            return f"is below min_value {lo!r}"
+        if _is_number(hi) and hi is not None and value > hi:
+            return f"is above max_value {hi!r}"
+        return None
+    lo_len, hi_len = spec.min_length, spec.max_length
+    if _is_int(lo_len) and lo_len is not None and len(value) < lo_len:
+        return f"is shorter than min_length {lo_len}"
+    if _is_int(hi_len) and hi_len is not None and len(value) > hi_len:
+        return f"is longer than max_length {hi_len}"
+    if regex is not None and regex.match(value) is None:
+        return "does not match the pattern"
+    return None
 
 
 def _time_problems(spec: FieldSpec, label: str) -> list[str]:

@@ -19,6 +19,14 @@ Format (see README, "Contract files")::
         require_timezone: true      # datetime fields only: Z or +HH:MM required
         max_future_s: 5             # datetime only: at most 5 s after the validation time
         max_age_s: 86400            # datetime only: at most a day before it
+      - name: side
+        type: str
+        allowed: [buy, sell]        # str and int fields: the only values accepted
+      - name: exchange
+        type: str
+        pattern: '[A-Z0-9]{4}'      # str only: matches the whole value (contracts.pattern)
+        min_length: 1               # str only: Unicode code points, inclusive
+        max_length: 16
     rules:                          # optional, see contracts.rulespec
       - name: crossed_book
         check: "bid <= ask"
@@ -71,6 +79,10 @@ class FieldDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     require_timezone: bool = False
     max_future_s: Number | None = None
     max_age_s: Number | None = None
+    allowed: list[str | int] | None = None
+    pattern: str | None = None
+    min_length: int | None = None
+    max_length: int | None = None
     description: str = ""
 
 
@@ -167,4 +179,8 @@ def _spec(doc: FieldDoc) -> FieldSpec:
         require_timezone=doc.require_timezone,
         max_future_s=doc.max_future_s,
         max_age_s=doc.max_age_s,
+        allowed=None if doc.allowed is None else tuple(doc.allowed),
+        pattern=doc.pattern,
+        min_length=doc.min_length,
+        max_length=doc.max_length,
     )

@@ -44,6 +44,11 @@ class FieldSpec:
     Datetime fields only: ``require_timezone`` rejects a value without a UTC offset
     (``Z`` or ``±HH:MM``); ``max_future_s``/``max_age_s`` bound the value against the
     time of validation (when the caller gives one; a naive value is read as UTC).
+
+    ``allowed`` (str and int fields): the only values accepted, compared exactly (a list is
+    stored as a tuple). Str fields only: ``pattern`` must match the whole value (the syntax
+    of ``contracts.pattern``); ``min_length``/``max_length`` count Unicode code points,
+    inclusive.
     """
 
     name: str
@@ -55,6 +60,26 @@ class FieldSpec:
     require_timezone: bool = False
     max_future_s: float | int | None = None
     max_age_s: float | int | None = None
+    allowed: tuple[str | int, ...] | None = None
+    pattern: str | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+
+    def __post_init__(self) -> None:
+        value: object = self.allowed
+        if isinstance(value, Iterable) and not isinstance(value, tuple | str | bytes):
+            object.__setattr__(self, "allowed", tuple(value))
+
+    @property
+    def has_text_checks(self) -> bool:
+        """True when the value is checked beyond its type and bounds (allowed, pattern,
+        lengths)."""
+        return (
+            self.allowed is not None
+            or self.pattern is not None
+            or self.min_length is not None
+            or self.max_length is not None
+        )
 
     @property
     def has_skew_window(self) -> bool:

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from stream_validator.contracts.model import FieldSpec, SchemaContract
+from stream_validator.verify.valuecheck import ValueCheck
 
 FAIL: Final = object()
 _MISSING: Final = object()
@@ -76,6 +77,10 @@ def _field_lines(i: int, spec: FieldSpec, slot: int, ns: dict[str, Any]) -> list
         body += [f"if v < lo{i}:", "    return FAIL"]
     if spec.max_value is not None:
         body += [f"if v > hi{i}:", "    return FAIL"]
+    values = ValueCheck.of(spec)
+    if values is not None:  # allowed, pattern, lengths: v has the field's type here
+        ns[f"ok{i}"] = values.accepts
+        body += [f"if not ok{i}(v):", "    return FAIL"]
     return lines + [indent + line for line in body]
 
 

@@ -28,6 +28,9 @@ Where msgspec and the rules could differ, the fast path is kept stricter:
   (counted over the chunk, in one pass with the ``z`` bytes above), no key was repeated.
   Otherwise each payload with more is tokenized (``dupkeys``).
 * NaN, infinities and out-of-range numbers do not decode; bools are never numbers.
+* a str field's ``pattern`` is not in the Struct: each distinct value of a chunk's decoded
+  rows is checked once (``ValueCheck.accepts``, the rules' own regex), and the rows holding
+  a value that fails go to the full rules.
 * payloads that are not ``bytes`` or are over ``max_payload_bytes`` are not decoded.
 """
 
@@ -49,6 +52,7 @@ from stream_validator.verify.dupkeys import duplicate_keys
 from stream_validator.verify.nativetime import DatetimeField, bad_datetimes, is_aware_iso, is_iso
 from stream_validator.verify.recordchecks import Bounds, RecordChecks
 from stream_validator.verify.structgen import UnsupportedContract, null_probe, record_struct
+from stream_validator.verify.valuecheck import ValueCheck
 
 __all__ = ["CHUNK", "NativeCheck", "UnsupportedContract"]
 
@@ -78,6 +82,7 @@ class NativeCheck:
         "_getters",
         "_null_probe",
         "_nullables",
+        "_patterns",
         "_z_keys",
         "chunk",
         "max_payload_bytes",
@@ -110,6 +115,12 @@ class NativeCheck:
             if s.expected_type is datetime
         )
         self._checks = RecordChecks(contract)
+        # Str fields whose pattern the Struct leaves out (with allowed, the Literal is exact).
+        self._patterns = tuple(
+            (attrgetter(n), ValueCheck(s).accepts)
+            for n, s in zip(names, contract.fields, strict=True)
+            if s.pattern is not None and s.allowed is None
+        )
         self._attrs = dict(zip(contract.field_names, names, strict=True))
         self._getters = {s.name: attrgetter(n) for n, s in zip(names, contract.fields, strict=True)}
         # 'z' bytes every payload holds in its keys (UTF-8 never uses 0x7a inside a
@@ -237,7 +248,8 @@ class NativeCheck:
         bounds: tuple[Bounds, ...],
     ) -> list[int]:
         """Decoded rows the full rules must judge all the same: duplicate keys, a datetime
-        that may hold a lowercase 'z', a timestamp near or beyond its skew window.
+        that may hold a lowercase 'z', a timestamp near or beyond its skew window, a str
+        value off its field's pattern.
         ``joined``: the ``accepted`` rows, or all ``rows``, of which ``rows[declined]`` did
         not decode."""
         bad: list[int] = []
@@ -260,6 +272,11 @@ class NativeCheck:
                 and not self._datetimes_sure(row, row.count(b"z"), 1)
                 and bad_datetimes(self._datetimes, [self._decode_text(row)])
             )
+        for getter, accepts in self._patterns:
+            values = list(map(getter, structs))  # the blank's 0 and nulls are never str
+            failing = {v for v in set(values) if type(v) is str and not accepts(v)}
+            if failing:
+                bad.extend(i for i, v in enumerate(values) if v in failing)
         if bounds:
             live = [i for i, s in enumerate(structs) if s is not self._blank]
             near = self._checks.screen([structs[i] for i in live], self._getters, bounds)

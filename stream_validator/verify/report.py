@@ -42,6 +42,13 @@ class ViolationKind(StrEnum):
     DUPLICATE_KEY = "duplicate_key"
     #: Checking the record raised unexpectedly; the record is quarantined, not the batch.
     VALIDATOR_ERROR = "validator_error"
+    #: A str or int field's value is not in its ``allowed`` list.
+    NOT_ALLOWED = "not_allowed"
+    #: A str field's value does not match its ``pattern`` as a whole.
+    PATTERN_MISMATCH = "pattern_mismatch"
+    #: A str field's value has fewer code points than ``min_length`` / more than ``max_length``.
+    TOO_SHORT = "too_short"
+    TOO_LONG = "too_long"
     #: A record rule with action ``quarantine`` does not hold; ``rule`` names it.
     RULE_VIOLATION = "rule_violation"
     #: A datetime field is outside its skew window (``max_future_s``/``max_age_s``)

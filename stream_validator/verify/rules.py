@@ -20,6 +20,7 @@ from stream_validator.verify.report import (
     Violation,
     ViolationKind,
 )
+from stream_validator.verify.valuecheck import ValueCheck
 
 _MISSING: Final = object()
 _FLOAT, _INT, _STR, _BOOL, _DATETIME = range(5)
@@ -44,6 +45,7 @@ class _Rule(NamedTuple):
     label: str
     slot: int  # index into the nullable-field counters, -1 when not nullable
     require_tz: bool = False
+    values: ValueCheck | None = None  # allowed, pattern, lengths
 
 
 def _compile(spec: FieldSpec, slot: int) -> _Rule:
@@ -57,6 +59,7 @@ def _compile(spec: FieldSpec, slot: int) -> _Rule:
         type_name(spec.expected_type) + (" with a UTC offset" if spec.require_timezone else ""),
         slot,
         spec.require_timezone,
+        ValueCheck.of(spec),
     )
 
 
@@ -183,7 +186,7 @@ def _check_field(
     rule: _Rule, value: object, violations: list[Violation] | None, nulls: list[int] | None
 ) -> tuple[list[Violation] | None, list[int] | None, int]:
     """The rules for one field's value (_MISSING when absent): (violations, nulls, missing)."""
-    name, code, nullable, lo, hi, allow_nf, label, slot, require_tz = rule
+    name, code, nullable, lo, hi, allow_nf, label, slot, require_tz, values = rule
     if value is _MISSING:
         violations = _add(
             violations, name, ViolationKind.MISSING_FIELD, f"missing required field {name!r}"
@@ -224,6 +227,11 @@ def _check_field(
     else:
         if code == _STR:
             ok = isinstance(value, str)
+            if ok and values is not None:
+                found = values.violation(name, value)
+                if found is not None:
+                    violations = violations or []
+                    violations.append(found)
         elif code == _BOOL:
             ok = vtype is bool
         elif isinstance(value, datetime):
@@ -249,6 +257,11 @@ def _check_field(
             ViolationKind.ABOVE_MAX,
             f"field {name!r}: {show(value)} is above max_value {hi!r}",
         )
+    elif values is not None:
+        found = values.violation(name, value)
+        if found is not None:
+            violations = violations or []
+            violations.append(found)
     return violations, nulls, 0
 
 
@@ -260,7 +273,7 @@ def _clean(i: int, rule: _Rule) -> str:
     elif rule.code == _INT:
         test = "type(v) is int_"
     elif rule.code == _STR:
-        return "type(v) is str_"
+        return "type(v) is str_" if rule.values is None else f"(type(v) is str_ and ok{i}(v))"
     elif rule.code == _BOOL:
         return "(v is True or v is False)"
     elif rule.require_tz:
@@ -271,6 +284,8 @@ def _clean(i: int, rule: _Rule) -> str:
         test += f" and not v < lo{i}"
     if rule.hi is not None:
         test += f" and not v > hi{i}"
+    if rule.values is not None:  # an int field's allowed values
+        test += f" and ok{i}(v)"
     return test
 
 
@@ -302,6 +317,8 @@ def _compile_inspect(
     ]
     for i, rule in enumerate(rules):
         ns[f"n{i}"], ns[f"r{i}"], ns[f"lo{i}"], ns[f"hi{i}"] = rule.name, rule, rule.lo, rule.hi
+        if rule.values is not None:
+            ns[f"ok{i}"] = rule.values.accepts
         lines += [
             f"    v = get(n{i}, MISSING)",
             f"    if not ({_clean(i, rule)}):",

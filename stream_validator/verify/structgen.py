@@ -1,6 +1,10 @@
 """The msgspec ``Struct`` of one record, generated from a contract for the native fast path.
 
-Types and bounds go into the Struct (bounds via ``Meta``), every field is required,
+Types and bounds go into the Struct (bounds via ``Meta``; ``allowed`` as a ``Literal``,
+which the contract check keeps inside the bounds, lengths and pattern; lengths as
+``Meta(min_length, max_length)``, code points as the rules count them; a ``pattern`` is
+not in the Struct: ``NativeCheck`` checks each distinct value of a chunk once, which costs
+far less than msgspec's call into ``re`` per record), every field is required,
 unknown fields are forbidden and ``gc=False``; the contract's record rules become its
 ``__post_init__`` (``structrules``). A bound the Struct cannot express exactly raises
 UnsupportedContract: the verifier then uses the full rules only.
@@ -10,7 +14,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Annotated, Any, Final
+from typing import Annotated, Any, Final, Literal
 
 import msgspec
 
@@ -51,6 +55,12 @@ def _field_type(spec: FieldSpec, native_datetimes: bool) -> Any:
         tp = bool
     elif spec.expected_type is datetime and native_datetimes:
         tp = Annotated[datetime, msgspec.Meta(tz=True)] if spec.require_timezone else datetime
+    elif spec.allowed is not None:  # str or int: exactly these values, never a bool
+        if any(type(v) is int and not _INT64_MIN <= v <= _INT64_MAX for v in spec.allowed):
+            raise UnsupportedContract("an allowed int beyond 64 bits")
+        tp = Literal[spec.allowed]
+    elif spec.expected_type is str and (spec.min_length is not None or spec.max_length is not None):
+        tp = Annotated[str, msgspec.Meta(min_length=spec.min_length, max_length=spec.max_length)]
     elif spec.expected_type is str or spec.expected_type is datetime:
         tp = str
     elif spec.expected_type is int:

@@ -62,8 +62,8 @@ def test_unknown_keys_at_depth_are_listed(tmp_path: Path) -> None:
     text = HEAD + "  - {name: c, type: int, nulable: true, minimum: 0}\n"
     assert problems(tmp_path, text) == [
         "fields[2] (field 'c'): unknown key(s) minimum, nulable (allowed: allow_non_finite,"
-        " description, max_age_s, max_future_s, max_value, min_value, name, nullable,"
-        " require_timezone, type)"
+        " allowed, description, max_age_s, max_future_s, max_length, max_value, min_length,"
+        " min_value, name, nullable, pattern, require_timezone, type)"
     ]
 
 

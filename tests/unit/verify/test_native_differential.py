@@ -71,6 +71,32 @@ def verifier_pair(contract: SchemaContract, chunk: int) -> tuple[object, object]
 
 PAIRS = [verifier_pair(c, chunk) for c in CONTRACTS for chunk in (3, 256)]
 
+# The value checks of str and int fields: allowed (str, int within bounds, astral and
+# combining characters), a pattern with \d (ASCII only) and an optional group, lengths in
+# code points, a nullable str with lengths.
+STRING_FIELDS = [
+    FieldSpec("side", str, allowed=("buy", "sell", "b\u00e9", "\U0001f600")),
+    FieldSpec("venue", str, pattern=r"[A-Z]{2}\d{1,3}(?:-[a-z.]{2})?", min_length=3, max_length=8),
+    FieldSpec("kind", int, allowed=(-5, 0, 7, 2**62), min_value=-5),
+    FieldSpec("note", str, is_nullable=True, min_length=1, max_length=3),
+]
+STRING_NAMES = [spec.name for spec in STRING_FIELDS]
+STRING_CONTRACTS = [
+    SchemaContract("diff", FIELDS + STRING_FIELDS, max_allowed_null_pct=20.0),
+    SchemaContract(
+        "diff",
+        TIMED + STRING_FIELDS,
+        max_allowed_null_pct=20.0,
+        forbid_unknown_fields=True,
+        rules=RULES,
+    ),
+]
+STRING_PAIRS = [verifier_pair(c, chunk) for c in STRING_CONTRACTS for chunk in (3, 256)]
+SIDES = ["buy", "sell", "b\u00e9", "\U0001f600", "Buy", "buy ", "", "hold", "be\u0301", "sell\x00"]
+VENUES = ["XN1", "AB123-cd", "AB12-c.", "ab1", "AB", "AB1234", "AB\u0661\u0662", "AB1\n", "XY9-Zz"]
+KINDS = ["-5", "0", "7", str(2**62), "-6", "1", "8", "7.0", "true", str(2**62 + 1), '"7"']
+NOTES = ["a", "abc", "abcd", "", "\U0001f600" * 3, "\U0001f600" * 4, "\u00e9" * 3, "\u00e9" * 4]
+
 # Generation uses a hypothesis-seeded Random: drawing every byte through strategies made
 # an example cost ~35 ms, and the test has to run 10,000 of them in CI.
 ISO_FORMS = [
@@ -180,8 +206,19 @@ def members(rng: random.Random, depth: int = 0) -> list[str]:
     return out
 
 
-def record(rng: random.Random) -> bytes:
-    """A JSON object near the contract: most fields right, some wrong, some repeated."""
+def text_near(rng: random.Random, texts: list[str]) -> str:
+    """One of ``texts`` (the first two, which pass, most often), sometimes with a character
+    added where a check may notice it."""
+    text = rng.choice(texts[:2] if rng.random() < 0.7 else texts)
+    if rng.random() < 0.1:
+        at = rng.randint(0, len(text))
+        text = text[:at] + rng.choice("A1a-.\n \u00e9\U0001f600\u0661") + text[at:]
+    return text
+
+
+def record(rng: random.Random, strings: bool = False) -> bytes:
+    """A JSON object near the contract: most fields right, some wrong, some repeated;
+    ``strings``: with the STRING_FIELDS too."""
     good = {
         "sym": lambda: string(rng, rng.choice(TEXTS)),
         "ts": lambda: string(rng, timestamp(rng)),
@@ -193,15 +230,21 @@ def record(rng: random.Random) -> bytes:
         "at": lambda: rng.choice(["null", string(rng, timestamp(rng))]),
         "size_z": lambda: rng.choice(["null", repr(rng.uniform(-1e9, 0)), "0", "-0.0"]),
     }
+    if strings:
+        good["side"] = lambda: string(rng, text_near(rng, SIDES))
+        good["venue"] = lambda: string(rng, text_near(rng, VENUES))
+        good["kind"] = lambda: rng.choice(KINDS[:4] if rng.random() < 0.7 else KINDS)
+        good["note"] = lambda: rng.choice(["null", string(rng, text_near(rng, NOTES))])
+    names = list(good)
     pairs = {name: make() for name, make in good.items()}
     if rng.random() < 0.7:  # a book near the price, so that the rules mostly hold
         px = float(pairs["px"])
         pairs["bid"] = repr(px * rng.choice([1.0, rng.uniform(0.94, 1.0), rng.uniform(1, 1.1)]))
         pairs["seq"] = rng.choice([pairs["seq"], "0", "1"])
     for _ in range(rng.choice([0, 0, 1, 2])):
-        pairs[rng.choice(NAMES)] = value(rng)
+        pairs[rng.choice(names)] = value(rng)
     if rng.random() < 0.1:
-        del pairs[rng.choice(NAMES)]
+        del pairs[rng.choice(names)]
     items = [f'"{k}":{v}' for k, v in pairs.items()]
     if rng.random() < 0.3:
         items += members(rng)  # unknown, repeated or escaped keys
@@ -237,19 +280,19 @@ def corrupt(rng: random.Random, batch: list[bytes | None]) -> None:
 
 
 @st.composite
-def payloads(draw: st.DrawFn) -> list[bytes | None]:
+def payloads(draw: st.DrawFn, strings: bool = False) -> list[bytes | None]:
     rng = random.Random(draw(st.integers(0, 2**64)))
     if rng.random() < 0.125:
         # Longer than the fast path's probe (the first PROBE rows of a chunk), and often
         # mostly bad there, as in a vendor incident: the rest then goes to the full rules.
-        batch = [record(rng) for _ in range(rng.randint(PROBE + 1, PROBE + 40))]
+        batch = [record(rng, strings) for _ in range(rng.randint(PROBE + 1, PROBE + 40))]
         share = rng.choice([0.5, 0.75, 0.9, 1.0])
         for i in range(PROBE):
             if rng.random() < share:
                 raw = batch[i] or b"{}"
                 batch[i] = raw[: rng.randrange(len(raw))]  # cut short: never decodes
         return batch
-    batch = [record(rng) for _ in range(rng.randint(1, 12))]
+    batch = [record(rng, strings) for _ in range(rng.randint(1, 12))]
     for _ in range(rng.choice([0, 0, 1, 1, 2, 3])):
         corrupt(rng, batch)
     return batch
@@ -277,13 +320,20 @@ def summary(report: object) -> dict[str, object]:
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-@given(payloads(), st.integers(0, len(PAIRS) - 1), st.sampled_from([None, NOW]))
+@given(
+    st.one_of(
+        st.tuples(st.sampled_from(PAIRS), payloads()),
+        st.tuples(st.sampled_from(STRING_PAIRS), payloads(strings=True)),
+    ),
+    st.sampled_from([None, NOW]),
+)
 def test_fast_path_and_full_rules_agree(
-    batch: list[bytes | None], pair: int, now: datetime | None
+    pair_and_batch: tuple[tuple[object, object], list[bytes | None]], now: datetime | None
 ) -> None:
     """Same valid/quarantined split, violations, null counts/rates, unknown fields and
-    flagged rules, with and without a time of validation."""
-    fast, full = PAIRS[pair]
+    flagged rules, with and without a time of validation (and with allowed, pattern and
+    length checks)."""
+    (fast, full), batch = pair_and_batch
     expected = summary(full.validate_payloads(batch, now=now))  # type: ignore[attr-defined]
     assert summary(fast.validate_payloads(batch, now=now)) == expected  # type: ignore[attr-defined]
 
