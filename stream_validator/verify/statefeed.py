@@ -29,6 +29,7 @@ import msgspec
 from stream_validator.codec import JSONDecodeError, NativeDecodeError, loads_raw, typed_decoder
 from stream_validator.contracts.statespec import SymbolStateSpec
 from stream_validator.verify.symbolstate import (
+    TRUSTED,
     EventTime,
     SymbolEvent,
     SymbolStateTracker,
@@ -106,9 +107,14 @@ class StateFeed:
         partitions: Sequence[Hashable],
         values: Sequence[object],
         decoded: Sequence[Any] | None = None,
+        distrust: Mapping[int, frozenset[str]] | None = None,
     ) -> list[tuple[int, tuple[SymbolEvent, ...]]]:
         """``observe`` of each (partition, value) in order: the (position, events) of the
         records that raised any.
+
+        ``distrust``: by position, the parts a quarantined record cannot feed
+        (``symbolstate.distrusted``, never empty); those records take the per-record path
+        and the runs between them the batch path.
 
         ``decoded``: the verifier's Struct of each value, or None where it has none (see
         ``DataSchemaContractVerifier.validate_payloads``); their fields are read directly.
@@ -118,6 +124,8 @@ class StateFeed:
         not an int, a datetime form msgspec does not read) takes the per-record path,
         whose events are the same.
         """
+        if distrust:
+            return self._observe_split(partitions, values, decoded, distrust)
         if decoded is not None and self._struct_getters is not None:
             events = self._observe_decoded(partitions, values, decoded, self._struct_getters)
             if events is not None:
@@ -127,10 +135,14 @@ class StateFeed:
             return _each(self.observe, partitions, values)
         return self._observe_rows(partitions, views, self._view_getters, {})
 
-    def observe(self, partition: Hashable, value: object) -> tuple[SymbolEvent, ...]:
-        """The events of one valid record: its payload bytes, or the decoded mapping."""
+    def observe(
+        self, partition: Hashable, value: object, distrust: frozenset[str] = TRUSTED
+    ) -> tuple[SymbolEvent, ...]:
+        """The events of one record: its payload bytes, or the decoded mapping (``distrust``:
+        the parts it cannot feed, as ``SymbolStateTracker.observe_record``)."""
         if isinstance(value, bytes):
-            if self._decode is not None:
+            # A failed field may not read as the views' types: the general decoder.
+            if self._decode is not None and not distrust:
                 try:
                     return self._observe_view(partition, self._decode(value))
                 except NativeDecodeError:
@@ -141,7 +153,33 @@ class StateFeed:
                 return _NONE
         if not isinstance(value, Mapping):
             return _NONE
-        return self.tracker.observe_record(partition, value)
+        return self.tracker.observe_record(partition, value, distrust)
+
+    def _observe_split(
+        self,
+        partitions: Sequence[Hashable],
+        values: Sequence[object],
+        decoded: Sequence[Any] | None,
+        distrust: Mapping[int, frozenset[str]],
+    ) -> list[tuple[int, tuple[SymbolEvent, ...]]]:
+        """``observe_many`` of a batch holding records with distrusted fields: each of them
+        on its own, in order with the batches of the others."""
+        out: list[tuple[int, tuple[SymbolEvent, ...]]] = []
+        start = 0
+        for position in [*sorted(distrust), len(values)]:
+            if position > start:
+                run = self.observe_many(
+                    partitions[start:position],
+                    values[start:position],
+                    decoded[start:position] if decoded is not None else None,
+                )
+                out += [(start + at, events) for at, events in run]
+            if position < len(values):
+                events = self.observe(partitions[position], values[position], distrust[position])
+                if events:
+                    out.append((position, events))
+            start = position + 1
+        return out
 
     def _views(self, values: Sequence[object]) -> list[Any] | None:
         """The strict views of a batch of payloads, or None (not all bytes, or refused)."""
