@@ -249,7 +249,18 @@ class SymbolStateTracker:
         record: Mapping[str, object],
         distrust: frozenset[str] = TRUSTED,
     ) -> tuple[SymbolEvent, ...]:
-        """``observe`` with the values the spec's fields name, read from a record.
+        """``observe`` with the values ``read`` finds in a record (none: no events)."""
+        values = self.read(record, distrust)
+        if values is None:
+            return _NO_EVENTS
+        symbol, seq, event_time, quote = values
+        return self.observe(partition, symbol, seq=seq, event_time=event_time, quote=quote)
+
+    def read(
+        self, record: Mapping[str, object], distrust: frozenset[str] = TRUSTED
+    ) -> tuple[str, int | None, EventTime | None, tuple[object, ...] | None] | None:
+        """The symbol, seq, event time and quote ``observe`` takes, read from a record's
+        spec fields; None: the record is skipped.
 
         A key that is not a str skips the record; a seq that is not an int, or an event
         time ``event_moment`` cannot read, skips only that check (field checks report them).
@@ -259,7 +270,7 @@ class SymbolStateTracker:
         spec = self.spec
         symbol = record.get(spec.key_field)
         if (type(symbol) is not str and not isinstance(symbol, str)) or "key" in distrust:
-            return _NO_EVENTS
+            return None
         seq = record.get(spec.sequence_field) if spec.sequence_field else None
         if type(seq) is not int and (not isinstance(seq, int) or isinstance(seq, bool)):
             seq = None
@@ -271,8 +282,8 @@ class SymbolStateTracker:
             event_time = None if "time" in distrust else event_time
         quote = None
         if self._quote_fields and "quote" not in distrust:
-            quote = [record.get(name) for name in self._quote_fields]
-        return self.observe(partition, symbol, seq=seq, event_time=event_time, quote=quote)
+            quote = tuple([record.get(name) for name in self._quote_fields])
+        return symbol, seq, event_time, quote
 
     def drop(self, partition: Hashable) -> int:
         """Forget a revoked partition's state; how many symbols were dropped."""
