@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from stream_validator.verify import (
     ViolationKind,
 )
 from stream_validator.verify.statefeed import StateFeed
-from stream_validator.verify.symbolstate import EventTally, SymbolStateTracker, feeds_state
+from stream_validator.verify.symbolstate import EventTally, SymbolStateTracker, distrusted
 
 PROGRESS_EVERY = 50_000
 # Read size: big enough that per-block costs vanish, small enough for flat memory.
@@ -148,6 +149,7 @@ class FileState:
         spec = verifier.contract.state
         assert spec is not None
         types = {f.name: f.expected_type for f in verifier.contract.fields}
+        self._spec = spec
         self.tracker = SymbolStateTracker(spec)
         self._feed = StateFeed(self.tracker, types, verifier.field_getter)
         self.tally = EventTally(5)
@@ -158,12 +160,21 @@ class FileState:
         quarantined: dict[int, QuarantinedRecord],
         decoded: list[Any],
     ) -> None:
-        """Fold one share of a batch in: valid lines, and those failing only rules
-        (``decoded``: what ``add_payloads`` decoded of each)."""
+        """Fold one share of a batch in: valid lines, and quarantined ones whose key passed,
+        each state field used only when it passed (``symbolstate.distrusted``; ``decoded``:
+        what ``add_payloads`` decoded of each)."""
         # Per quarantined line, not per line: most lines are valid.
-        unfed = sorted(position for position, q in quarantined.items() if not feeds_state(q.kinds))
+        parts = {
+            position: distrusted(self._spec, q.violations) for position, q in quarantined.items()
+        }
+        unfed = sorted(position for position, part in parts.items() if "key" in part)
         values, rows = _without(payloads, unfed), _without(decoded, unfed)
-        for _, events in self._feed.observe_many([0] * len(values), values, rows):
+        distrust: dict[int, frozenset[str]] = {}
+        for position, part in parts.items():
+            if part and "key" not in part:
+                # its position once the unfed lines before it are left out
+                distrust[position - bisect_left(unfed, position)] = part
+        for _, events in self._feed.observe_many([0] * len(values), values, rows, distrust):
             self.tally.add(events)
 
     def summary(self) -> dict[str, Any]:

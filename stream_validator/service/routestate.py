@@ -1,10 +1,12 @@
 """PURE: a route's per-symbol state (``verify.symbolstate``) applied to one planned batch.
 
-Which records the tracker sees: every record whose fields passed their own checks, in
-source order -- the valid ones, and those quarantined only by a record rule or a timestamp
-skew window (a crossed book still carries the feed's next sequence number: leaving it out
-would report a gap that did not happen). A record with a field problem (missing, null,
-wrong type, out of bounds, undecodable) is not seen: its seq and time cannot be trusted.
+Which records the tracker sees, in source order: the valid ones, and the quarantined ones
+whose key field passed its own checks, each state field used only when it passed its own
+(``symbolstate.distrusted``): a record quarantined for a bad ``size``, or a crossed book,
+still carries the feed's next sequence number, and leaving it out would report a gap the
+vendor never made. A record-level problem (undecodable, not a mapping, oversized) feeds
+nothing. The state so describes the feed as sent; the clean topic's own holes are the
+records sent to the DLQ, counted there, not state events.
 
 What an event does follows the contract's ``state`` actions: ``flag`` (the default) only
 counts and reports it; ``quarantine`` sends the record to the DLQ with the event kind as
@@ -34,7 +36,7 @@ from stream_validator.verify.symbolstate import (
     EventTally,
     SymbolEventKind,
     SymbolStateTracker,
-    feeds_state,
+    distrusted,
 )
 
 #: Example symbols per event kind in a batch event (each cut to 32 characters).
@@ -105,9 +107,9 @@ class RouteState:
         evictions = tracker.evictions
         tally = EventTally(MAX_EXAMPLES)
         moved = 0
-        indices, values, partitions = _fed(records, report)
+        indices, values, partitions, distrust = _fed(records, report, self.spec)
         rows = list(map(decoded.__getitem__, indices)) if decoded is not None else None
-        for position, events in self._feed.observe_many(partitions, values, rows):
+        for position, events in self._feed.observe_many(partitions, values, rows, distrust):
             index = indices[position]
             tally.add(events)
             if index in dlq_violations or not self._quarantine:
@@ -131,13 +133,20 @@ class RouteState:
 
 
 def _fed(
-    records: Sequence[SourceRecord], report: SchemaContractValidationReport
-) -> tuple[Sequence[int], list[object], list[TopicPartitionKey]]:
+    records: Sequence[SourceRecord], report: SchemaContractValidationReport, spec: SymbolStateSpec
+) -> tuple[Sequence[int], list[object], list[TopicPartitionKey], dict[int, frozenset[str]]]:
     """The batch indices, payloads and (topic, partition) of the records the state sees,
-    in source order."""
-    intact = [q.index for q in report.quarantined_records if feeds_state(q.kinds)]
+    in source order, and by position the parts of those it cannot trust."""
+    fed: dict[int, frozenset[str]] = {}  # quarantined records fed: index -> distrusted parts
+    for q in report.quarantined_records:
+        parts = distrusted(spec, q.violations)
+        if "key" not in parts:
+            fed[q.index] = parts
     indices: Sequence[int] = report.valid_indices
-    if intact:
-        indices = sorted([*indices, *intact])
+    distrust: dict[int, frozenset[str]] = {}
+    if fed:
+        indices = sorted([*indices, *fed])
+        if any(fed.values()):
+            distrust = {at: fed[i] for at, i in enumerate(indices) if fed.get(i)}
     chosen = list(map(records.__getitem__, indices))
-    return indices, list(map(_VALUE, chosen)), list(map(_TOPIC_PARTITION, chosen))
+    return indices, list(map(_VALUE, chosen)), list(map(_TOPIC_PARTITION, chosen)), distrust

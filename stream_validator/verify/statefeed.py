@@ -13,8 +13,9 @@ fed to the tracker's batch loop; decoding and observing payload by payload cost 
 the whole validation (+2.4 to +3.8 µs a record on a healthy tick feed). Better still, the
 service hands over the verifier's own Structs of the records its fast path accepted
 (``decoded``): their fields are read column by column in C and no payload is decoded twice;
-only the few records without one (declined by the fast path, valid or quarantined with
-intact fields) are decoded here, one by one.
+only the few records without one (declined by the fast path, valid or quarantined) are
+decoded here, one by one: a quarantined one as a mapping when a state field of it failed
+(``symbolstate.distrusted``), its values taking the place of a stand-in row.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import msgspec
 from stream_validator.codec import JSONDecodeError, NativeDecodeError, loads_raw, typed_decoder
 from stream_validator.contracts.statespec import SymbolStateSpec
 from stream_validator.verify.symbolstate import (
+    TRUSTED,
     EventTime,
     SymbolEvent,
     SymbolStateTracker,
@@ -106,9 +108,14 @@ class StateFeed:
         partitions: Sequence[Hashable],
         values: Sequence[object],
         decoded: Sequence[Any] | None = None,
+        distrust: Mapping[int, frozenset[str]] | None = None,
     ) -> list[tuple[int, tuple[SymbolEvent, ...]]]:
         """``observe`` of each (partition, value) in order: the (position, events) of the
         records that raised any.
+
+        ``distrust``: by position, the parts a quarantined record cannot feed
+        (``symbolstate.distrusted``, never empty); those records are decoded on their own
+        (a failed field may not read as the views' types), the others as above.
 
         ``decoded``: the verifier's Struct of each value, or None where it has none (see
         ``DataSchemaContractVerifier.validate_payloads``); their fields are read directly.
@@ -119,18 +126,25 @@ class StateFeed:
         whose events are the same.
         """
         if decoded is not None and self._struct_getters is not None:
-            events = self._observe_decoded(partitions, values, decoded, self._struct_getters)
+            getters = self._struct_getters
+            events = self._observe_decoded(partitions, values, decoded, getters, distrust)
             if events is not None:
                 return events
+        if distrust:
+            return self._observe_split(partitions, values, decoded, distrust)
         views = self._views(values)
         if views is None or self._view_getters is None:
             return _each(self.observe, partitions, values)
         return self._observe_rows(partitions, views, self._view_getters, {})
 
-    def observe(self, partition: Hashable, value: object) -> tuple[SymbolEvent, ...]:
-        """The events of one valid record: its payload bytes, or the decoded mapping."""
+    def observe(
+        self, partition: Hashable, value: object, distrust: frozenset[str] = TRUSTED
+    ) -> tuple[SymbolEvent, ...]:
+        """The events of one record: its payload bytes, or the decoded mapping (``distrust``:
+        the parts it cannot feed, as ``SymbolStateTracker.observe_record``)."""
         if isinstance(value, bytes):
-            if self._decode is not None:
+            # A failed field may not read as the views' types: the general decoder.
+            if self._decode is not None and not distrust:
                 try:
                     return self._observe_view(partition, self._decode(value))
                 except NativeDecodeError:
@@ -141,7 +155,33 @@ class StateFeed:
                 return _NONE
         if not isinstance(value, Mapping):
             return _NONE
-        return self.tracker.observe_record(partition, value)
+        return self.tracker.observe_record(partition, value, distrust)
+
+    def _observe_split(
+        self,
+        partitions: Sequence[Hashable],
+        values: Sequence[object],
+        decoded: Sequence[Any] | None,
+        distrust: Mapping[int, frozenset[str]],
+    ) -> list[tuple[int, tuple[SymbolEvent, ...]]]:
+        """``observe_many`` of a batch holding records with distrusted fields: each of them
+        on its own, in order with the batches of the others."""
+        out: list[tuple[int, tuple[SymbolEvent, ...]]] = []
+        start = 0
+        for position in [*sorted(distrust), len(values)]:
+            if position > start:
+                run = self.observe_many(
+                    partitions[start:position],
+                    values[start:position],
+                    decoded[start:position] if decoded is not None else None,
+                )
+                out += [(start + at, events) for at, events in run]
+            if position < len(values):
+                events = self.observe(partitions[position], values[position], distrust[position])
+                if events:
+                    out.append((position, events))
+            start = position + 1
+        return out
 
     def _views(self, values: Sequence[object]) -> list[Any] | None:
         """The strict views of a batch of payloads, or None (not all bytes, or refused)."""
@@ -160,13 +200,24 @@ class StateFeed:
         values: Sequence[object],
         decoded: Sequence[Any],
         getters: _Getters,
+        distrust: Mapping[int, frozenset[str]] | None = None,
     ) -> list[tuple[int, tuple[SymbolEvent, ...]]] | None:
         """The batch fed from the verifier's Structs; the records without one are decoded
-        one by one as strict views. None: one of those is not read (the caller falls back)."""
+        one by one as strict views, those with distrusted parts (``distrust``) as mappings.
+        None: one of those is not read (the caller falls back)."""
         if len(decoded) != len(values) or not values:
             return None
         rows: list[Any] = list(decoded)
         patched: dict[int, Any] = {}
+        fixed: dict[int, _Read] = {}
+        if distrust:
+            stand_in = next((row for row in rows if row is not None), None)
+            for position, parts in distrust.items():
+                read = self._read(values[position], parts)
+                if read is None or stand_in is None:
+                    return None  # skipped, or nothing to stand for it: one by one
+                fixed[position] = read
+                rows[position] = stand_in
         # A Struct is always true: one truth test per row finds the usual none missing
         # (``count(None)`` compares each Struct with None, about four times as long).
         missing = 0 if all(rows) else rows.count(None)
@@ -176,7 +227,7 @@ class StateFeed:
             if missing * 2 > len(rows) or self._decode_one is None:
                 return None
             stand_in = next(row for row in rows if row is not None)
-            for position, row in enumerate(decoded):
+            for position, row in enumerate(rows):  # the distrusted ones stood in for already
                 if row is None:
                     try:
                         patched[position] = self._decode_one(values[position])  # type: ignore[arg-type]
@@ -188,7 +239,7 @@ class StateFeed:
         # so the comparisons with None run only when a key is empty or None.
         if not all(keys) and None in keys:
             return None
-        return self._observe_rows(partitions, rows, getters, patched, keys)
+        return self._observe_rows(partitions, rows, getters, patched, keys, fixed)
 
     def _observe_rows(
         self,
@@ -197,10 +248,12 @@ class StateFeed:
         getters: _Getters,
         patched: Mapping[int, Any],
         keys: list[Any] | None = None,
+        fixed: Mapping[int, _Read] | None = None,
     ) -> list[tuple[int, tuple[SymbolEvent, ...]]]:
         """Read the state's columns from ``rows`` (in C) and feed the tracker's batch loop;
         ``patched``: views (``_view_getters``) that stand for some of the rows; ``keys``:
-        the key column when the caller has read it already."""
+        the key column when the caller has read it already; ``fixed``: the values
+        (``SymbolStateTracker.read``) of rows whose own are not to be read."""
         key, seq, time, quote = getters
         n = len(rows)
         if keys is None:
@@ -219,7 +272,23 @@ class StateFeed:
                 if quotes is not None and view_quote is not None:
                     quotes[position] = view_quote(view)
         moments = self._moments(times) if times is not None else [None] * n
+        if fixed:
+            for position, (symbol, number, moment, held) in fixed.items():
+                keys[position], seqs[position], moments[position] = symbol, number, moment
+                if quotes is not None:
+                    quotes[position] = held
         return self.tracker.observe_columns(partitions, keys, seqs, moments, quotes)
+
+    def _read(self, value: object, distrust: frozenset[str]) -> _Read | None:
+        """``SymbolStateTracker.read`` of a payload decoded as a mapping (None: skipped)."""
+        if isinstance(value, bytes):
+            try:
+                value = loads_raw(value)
+            except JSONDecodeError:
+                return None
+        if not isinstance(value, Mapping):
+            return None
+        return self.tracker.read(value, distrust)
 
     def _moments(self, times: list[Any]) -> list[Any]:
         """``event_moment`` of each event-time value (the usual batch of aware datetimes
@@ -299,6 +368,8 @@ def _view_struct(
 
 
 Getter = Callable[[Any], Any]
+#: A record's symbol, seq, event time and quote, as ``SymbolStateTracker.read`` gives them.
+_Read = tuple[str, int | None, EventTime | None, tuple[object, ...] | None]
 #: Reads key, seq, event time and quote (a tuple) of a row; None: the spec has no such check.
 _Getters = tuple[Getter, Getter | None, Getter | None, Getter | None]
 

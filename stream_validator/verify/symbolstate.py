@@ -50,6 +50,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from stream_validator.contracts.statespec import SymbolStateSpec
+from stream_validator.verify.report import Violation
 from stream_validator.verify.symbolevents import EventTally, SymbolEvent, SymbolEventKind
 
 __all__ = [
@@ -58,9 +59,9 @@ __all__ = [
     "SymbolEvent",
     "SymbolEventKind",
     "SymbolStateTracker",
+    "distrusted",
     "event_moment",
     "event_seconds",
-    "feeds_state",
 ]
 
 #: An event time: epoch seconds, or an aware datetime (one kind per tracker).
@@ -68,9 +69,10 @@ EventTime = float | datetime
 
 
 _NO_EVENTS: Final[tuple[SymbolEvent, ...]] = ()
-# Violations that leave every field well-formed (rules and skew windows run on fields that
-# passed their own checks): a record quarantined only for these still feeds the state.
-_FIELDS_INTACT: Final = frozenset({"rule_violation", "timestamp_out_of_range"})
+#: What a record feeds the state in full (``observe_record``'s ``distrust``).
+TRUSTED: Final[frozenset[str]] = frozenset()
+#: A record that feeds the state nothing (``distrusted``).
+UNFED: Final[frozenset[str]] = frozenset({"key"})
 _NO_PARTITION: Final = object()  # before the first record of a batch
 _NO_SYMBOLS: Final[dict[str, Any]] = {}  # a partition not held yet (never written)
 
@@ -242,27 +244,46 @@ class SymbolStateTracker:
         return out
 
     def observe_record(
-        self, partition: Hashable, record: Mapping[str, object]
+        self,
+        partition: Hashable,
+        record: Mapping[str, object],
+        distrust: frozenset[str] = TRUSTED,
     ) -> tuple[SymbolEvent, ...]:
-        """``observe`` with the values the spec's fields name, read from a valid record.
+        """``observe`` with the values ``read`` finds in a record (none: no events)."""
+        values = self.read(record, distrust)
+        if values is None:
+            return _NO_EVENTS
+        symbol, seq, event_time, quote = values
+        return self.observe(partition, symbol, seq=seq, event_time=event_time, quote=quote)
+
+    def read(
+        self, record: Mapping[str, object], distrust: frozenset[str] = TRUSTED
+    ) -> tuple[str, int | None, EventTime | None, tuple[object, ...] | None] | None:
+        """The symbol, seq, event time and quote ``observe`` takes, read from a record's
+        spec fields; None: the record is skipped.
 
         A key that is not a str skips the record; a seq that is not an int, or an event
         time ``event_moment`` cannot read, skips only that check (field checks report them).
+        ``distrust``: the parts left out (``distrusted``: a quarantined record's failed
+        fields); with ``"key"`` the record is skipped.
         """
         spec = self.spec
         symbol = record.get(spec.key_field)
-        if type(symbol) is not str and not isinstance(symbol, str):
-            return _NO_EVENTS
+        if (type(symbol) is not str and not isinstance(symbol, str)) or "key" in distrust:
+            return None
         seq = record.get(spec.sequence_field) if spec.sequence_field else None
         if type(seq) is not int and (not isinstance(seq, int) or isinstance(seq, bool)):
             seq = None
         event_time = None
         if spec.event_time_field:
             event_time = event_moment(record.get(spec.event_time_field))
+        if distrust:
+            seq = None if "seq" in distrust else seq
+            event_time = None if "time" in distrust else event_time
         quote = None
-        if self._quote_fields:
-            quote = [record.get(name) for name in self._quote_fields]
-        return self.observe(partition, symbol, seq=seq, event_time=event_time, quote=quote)
+        if self._quote_fields and "quote" not in distrust:
+            quote = tuple([record.get(name) for name in self._quote_fields])
+        return symbol, seq, event_time, quote
 
     def drop(self, partition: Hashable) -> int:
         """Forget a revoked partition's state; how many symbols were dropped."""
@@ -495,15 +516,37 @@ def _given_up_detail(given: int, spec: SymbolStateSpec) -> str:
     )
 
 
-def feeds_state(violation_kinds: Iterable[str]) -> bool:
-    """Whether a record quarantined with these violation kinds still feeds the state.
+def distrusted(spec: SymbolStateSpec, violations: Iterable[Violation]) -> frozenset[str]:
+    """The parts of the state a quarantined record with these violations cannot feed.
 
-    Yes when only record rules or skew windows failed: its fields passed their own checks,
-    and a crossed book left out would leave a sequence gap that did not happen. No when
-    a field failed (missing, null, wrong type, out of bounds, undecodable): its seq and
-    time cannot be trusted.
+    Each of the spec's fields is used only when it passed its own checks (declared type,
+    bounds, not null, skew window), whatever the record's other fields did: a record
+    quarantined for its ``size`` still carries the feed's next sequence number, and leaving
+    it out would report a gap the vendor never made. So: ``"key"`` (nothing is fed) for a
+    record-level problem (undecodable, not a mapping, oversized, a validator error) or a
+    failed key field; else ``"seq"``, ``"time"`` for a failed sequence or event-time
+    field, and ``"quote"`` when any quote field failed (the frozen-quote detector compares
+    whole quotes). Record rules read only fields that passed: a rule violation distrusts
+    nothing. Empty (``TRUSTED``): the record feeds the state in full.
     """
-    return _FIELDS_INTACT.issuperset(map(str, violation_kinds))  # in C: once per DLQ entry
+    out: set[str] = set()
+    for violation in violations:
+        name = violation.field
+        if name is None:
+            if violation.kind != "rule_violation":
+                return UNFED
+            continue
+        # a nested path (``levels[3].price``) fails its top-level field
+        head = name.split(".", 1)[0].split("[", 1)[0]
+        if head == spec.key_field:
+            return UNFED
+        if head == spec.sequence_field:
+            out.add("seq")
+        if head == spec.event_time_field:
+            out.add("time")
+        if head in spec.quote_fields:
+            out.add("quote")
+    return frozenset(out) if out else TRUSTED
 
 
 def event_seconds(value: object) -> float | None:

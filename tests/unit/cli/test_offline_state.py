@@ -12,7 +12,7 @@ import pytest
 from stream_validator import DataSchemaContractVerifier, load_contract
 from stream_validator.cli.main import main
 from stream_validator.offline import validate_jsonl
-from stream_validator.verify.symbolstate import EventTally, SymbolStateTracker, feeds_state
+from stream_validator.verify.symbolstate import EventTally, SymbolStateTracker, distrusted
 from tests.support.ticks import tick
 
 TICK = Path(__file__).resolve().parents[3] / "config" / "contracts" / "tick.yaml"
@@ -39,19 +39,34 @@ def test_validate_reports_state_events_in_file_order(
     assert summary["symbol_state"]["symbols"] == 1
 
 
-def test_state_runs_across_batches_and_skips_bad_lines(tmp_path: Path) -> None:
-    """State carries over --batch-size boundaries; a line with a bad field is not fed (the
-    next one shows the gap), a rule-quarantined one is."""
+def test_state_runs_across_batches_and_feeds_quarantined_lines_with_a_good_seq() -> None:
+    """State carries over --batch-size boundaries; a line quarantined for another field
+    (a bad price, a crossed book) still feeds its seq, so the feed's seqs show no gap."""
     records = [
         tick.json(1, symbol="A"),
-        tick.json(2, symbol="A", price="x"),  # type_mismatch: not fed
-        tick.json(3, symbol="A"),  # so 3 after 1 is a gap
+        tick.json(2, symbol="A", price="x"),  # type_mismatch on price: seq 2 still fed
+        tick.json(3, symbol="A"),
         tick.json(4, symbol="A", bid=101.0, ask=100.0),  # crossed book: fed
-        tick.json(5, symbol="A"),
+        tick.json(5, symbol="A", size=True),  # bad size: fed
+        tick.json(6, symbol="A"),
     ]
     verifier = DataSchemaContractVerifier(load_contract(TICK))
     summary = validate_jsonl(verifier, io.BytesIO(lines(*records)), batch_size=2)
-    assert summary.batches == 3
+    assert summary.quarantined == 3
+    assert summary.symbol_state is not None
+    assert summary.symbol_state["events"] == {}
+
+
+def test_a_line_whose_seq_failed_leaves_its_number_missing() -> None:
+    """A line whose seq failed its own check (below min_value) feeds no seq: the next line
+    of its symbol reports the number the file never gave."""
+    records = [
+        tick.json(1, symbol="A"),
+        tick.json(-2, symbol="A"),  # below_min on seq: its seq is not fed
+        tick.json(3, symbol="A"),
+    ]
+    verifier = DataSchemaContractVerifier(load_contract(TICK))
+    summary = validate_jsonl(verifier, io.BytesIO(lines(*records)))
     assert summary.symbol_state is not None
     assert summary.symbol_state["events"] == {"sequence_gap": {"count": 1, "examples": ["A"]}}
 
@@ -72,8 +87,9 @@ def test_terminal_summary_escapes_symbols(
 def test_state_from_decoded_records_matches_decoding_each_line(batch_size: int) -> None:
     """The file path feeds the state from the fast path's decoded records: over ticks with
     gaps, step-backs, stale times, held quotes, lines the fast path declines (a lowercase
-    z, a basic-format time) and bad lines, the events are those of one observe_record per
-    line that feeds the state, decoded on its own."""
+    z, a basic-format time) and lines quarantined for a state field or another one, the
+    events are those of one observe_record per line, decoded on its own, with the parts
+    its violations distrust left out."""
     rng = random.Random(7)
     seqs: dict[str, int] = {}
     records = []
@@ -87,7 +103,10 @@ def test_state_from_decoded_records_matches_decoding_each_line(batch_size: int) 
         }
         if rng.random() < 0.3:
             changes.update(price=100.0, bid=99.5, ask=100.5)  # a held quote
-        odd = rng.choice([None] * 12 + ["lower", "basic", "bad", "crossed"])
+        odd = rng.choice(
+            [None] * 12
+            + ["lower", "basic", "bad", "crossed", "size", "seq", "time", "nokey", "garbage"]
+        )
         if odd == "lower":
             changes["event_ts"] = str(changes["event_ts"]).replace("Z", "z")
         elif odd == "basic":
@@ -96,7 +115,16 @@ def test_state_from_decoded_records_matches_decoding_each_line(batch_size: int) 
             changes["price"] = "x"
         elif odd == "crossed":
             changes.update(bid=101.0, ask=100.0)
-        records.append(tick.json(max(seqs[symbol], 0), **changes))
+        elif odd == "size":
+            changes["size"] = True
+        elif odd == "time":
+            changes["event_ts"] = "yesterday"
+        elif odd == "nokey":
+            changes["symbol"] = None
+        record = tick(max(seqs[symbol], 0), **changes)
+        if odd == "seq":
+            record["seq"] = str(record["seq"])
+        records.append(json.dumps(record).encode() if odd != "garbage" else b"{")
     verifier = DataSchemaContractVerifier(load_contract(TICK))
     summary = validate_jsonl(verifier, io.BytesIO(lines(*records)), batch_size=batch_size)
     assert summary.symbol_state is not None
@@ -104,12 +132,13 @@ def test_state_from_decoded_records_matches_decoding_each_line(batch_size: int) 
     contract = verifier.contract
     assert contract.state is not None
     report = verifier.validate_payloads(records)
-    kinds = {q.index: q.kinds for q in report.quarantined_records}
+    quarantined = {q.index: q.violations for q in report.quarantined_records}
     tracker = SymbolStateTracker(contract.state)
     tally = EventTally(5)
     for index, payload in enumerate(records):
-        if index not in kinds or feeds_state(kinds[index]):
-            tally.add(tracker.observe_record(0, json.loads(payload)))
+        parts = distrusted(contract.state, quarantined.get(index, []))
+        if "key" not in parts:
+            tally.add(tracker.observe_record(0, json.loads(payload), parts))
     assert summary.symbol_state["events"] == tally.summary()
     assert summary.symbol_state["symbols"] == len(tracker)
     assert set(tally.counts) >= {"sequence_gap", "sequence_regression", "event_time_regression"}

@@ -88,13 +88,60 @@ def test_frozen_quote_is_an_alert_never_a_quarantine() -> None:
     assert result.state is not None and result.state.counts == {"frozen_quote": 1}
 
 
-def test_a_record_with_a_field_problem_is_not_fed() -> None:
-    """A schema-quarantined record is not seen: the next one shows the gap the clean
-    stream really has."""
-    records = ticks([1]) + ticks([2], price="x") + ticks([3])
-    result = plan(processor(), records)
-    assert [o.first_violation for o in result.outputs] == [None, "type_mismatch", None]
+def test_a_record_quarantined_for_another_field_still_feeds_its_seq() -> None:
+    """A record quarantined for a field the state does not read (size) or a quote field
+    (price) still feeds its good seq: its symbol's next record shows no gap."""
+    records = ticks([1]) + ticks([2], price="x") + ticks([3], size=True) + ticks([4])
+    result = plan(processor(sequence_action=RuleAction.QUARANTINE), records)
+    kinds = [o.first_violation for o in result.outputs]
+    assert kinds == [None, "type_mismatch", "type_mismatch", None]
+    assert result.state is not None and result.state.counts == {}
+
+
+def test_a_record_whose_seq_failed_leaves_its_number_missing() -> None:
+    """A seq that failed its own check (below min_value) is not fed: the next record of
+    the symbol reports the number the feed never gave."""
+    result = plan(processor(), ticks([1]) + ticks([-2]) + ticks([3]))
+    assert [o.first_violation for o in result.outputs] == [None, "below_min", None]
     assert result.state is not None and result.state.counts == {"sequence_gap": 1}
+
+
+def test_a_record_without_a_good_key_feeds_nothing() -> None:
+    """A record whose key field failed (null) is not seen, nor is an undecodable one."""
+    garbage = [SourceRecord("src", 0, 9, b"k", b"{", [], 1009)]
+    records = ticks([1]) + ticks([2], symbol=None) + garbage + ticks([3])  # type: ignore[arg-type]
+    result = plan(processor(), records)
+    assert result.state is not None and result.state.counts == {"sequence_gap": 1}
+    assert result.state.symbols == 1
+
+
+def test_a_record_with_a_bad_quote_field_neither_ends_nor_extends_a_frozen_quote() -> None:
+    """The frozen-quote detector sees a quote only when all its fields passed: a bad bid
+    between held quotes leaves the episode as it is."""
+    p = processor(quote_fields=("price", "bid", "ask"), frozen_max_updates=3)
+    records = ticks([1, 2, 3], price=101.0) + ticks([4], price=101.0, bid="x")
+    records += ticks([5], price=101.0)
+    result = plan(p, records)
+    assert result.outputs[3].first_violation == "type_mismatch"
+    assert result.state is not None and result.state.counts == {"frozen_quote": 1}
+
+
+def test_an_event_time_outside_its_skew_window_is_not_fed() -> None:
+    """A record quarantined for an event time far ahead of the validation time feeds its
+    seq but not its time: the symbol's later records do not go back in time."""
+    contract = load_contract(TICK_YAML)
+    fields = tuple(
+        replace(f, max_future_s=300) if f.name == "event_ts" else f for f in contract.fields
+    )
+    spec = SymbolStateSpec(key_field="symbol", sequence_field="seq", event_time_field="event_ts")
+    p = tick_processor(contract=replace(contract, fields=fields, state=spec))
+    at = "2026-12-01T00:00:00Z"
+    records = ticks([1], event_ts=at) + ticks([2], event_ts="2099-01-01T00:00:00Z")
+    records += ticks([3], event_ts=at)
+    result = plan(p, records)
+    kinds = [o.first_violation for o in result.outputs]
+    assert kinds == [None, "timestamp_out_of_range", None]
+    assert result.state is not None and result.state.counts == {}
 
 
 def test_a_record_quarantined_by_a_rule_still_feeds_the_state() -> None:

@@ -13,7 +13,7 @@ from stream_validator.contracts.loader import contract_from_mapping
 from stream_validator.contracts.model import SchemaContract
 from stream_validator.verify import DataSchemaContractVerifier
 from stream_validator.verify.statefeed import StateFeed
-from stream_validator.verify.symbolstate import SymbolStateTracker
+from stream_validator.verify.symbolstate import SymbolStateTracker, distrusted
 
 
 def contract(*, nullable_key: bool = False, time_type: str = "datetime") -> SchemaContract:
@@ -59,7 +59,11 @@ def payloads(count: int, seed: int) -> list[bytes]:
             "bid": rng.choice([1.0, 1.0, 1.01, None]),
             "ask": 1.02,
         }
-        change = rng.choice([None] * 10 + ["basic", "lower", "naive", "null", "bad", "nokey"])
+        change = rng.choice(
+            [None] * 10
+            + ["basic", "lower", "naive", "null", "bad", "nokey", "badseq", "badts", "badask"]
+            + ["badepoch", "garbage"]
+        )
         if change == "basic":  # valid for fromisoformat, not for msgspec: declined, valid
             record["ts"] = f"20261201T10{second // 60 % 60:02d}{second % 60:02d}Z"
         elif change == "lower":  # a lowercase z: declined by the fast path, valid
@@ -72,7 +76,15 @@ def payloads(count: int, seed: int) -> list[bytes]:
             record["bid"] = -1.0
         elif change == "nokey":
             record["symbol"] = None
-        out.append(json.dumps(record).encode())
+        elif change == "badseq":  # quarantined: fed without its seq
+            record["seq"] = str(record["seq"])
+        elif change == "badts":  # quarantined: fed without its time (if the state reads ts)
+            record["ts"] = "yesterday"
+        elif change == "badask":  # quarantined: fed without its quote
+            record["ask"] = "x"
+        elif change == "badepoch":  # quarantined: fed without its time (if the state reads it)
+            record["epoch"] = "x"
+        out.append(json.dumps(record).encode() if change != "garbage" else b'{"symbol":')
     return out
 
 
@@ -106,6 +118,78 @@ def expected_events(
         valid = list(verifier.validate_payloads(part).valid_indices)
         out.append([(n, e) for n, i in enumerate(valid) if (e := single.observe(i % 2, part[i]))])
     return out
+
+
+def with_quarantined(
+    feed: StateFeed, verifier: DataSchemaContractVerifier, batches: list[list[bytes]]
+) -> list[list[tuple[int, Any]]]:
+    """Each batch validated, its valid records and the quarantined ones whose key passed
+    fed with their decoded Structs, the parts their violations distrust left out."""
+    spec = feed.tracker.spec
+    found = []
+    for part in batches:
+        decoded: list[Any] = []
+        report = verifier.validate_payloads(part, decoded=decoded)
+        parts = {q.index: distrusted(spec, q.violations) for q in report.quarantined_records}
+        fed = [i for i in range(len(part)) if "key" not in parts.get(i, ())]
+        distrust = {n: parts[i] for n, i in enumerate(fed) if parts.get(i)}
+        values, rows = [part[i] for i in fed], [decoded[i] for i in fed]
+        found.append(feed.observe_many([i % 2 for i in fed], values, rows, distrust))
+    return found
+
+
+def reference_events(
+    contract: SchemaContract, verifier: DataSchemaContractVerifier, batches: list[list[bytes]]
+) -> list[list[tuple[int, Any]]]:
+    """The Python reference: ``observe_record`` of each decoded record whose key passed,
+    with the parts its violations distrust left out."""
+    assert contract.state is not None
+    tracker = SymbolStateTracker(contract.state)
+    out = []
+    for part in batches:
+        report = verifier.validate_payloads(part)
+        parts = {
+            q.index: distrusted(contract.state, q.violations) for q in report.quarantined_records
+        }
+        fed = [i for i in range(len(part)) if "key" not in parts.get(i, ())]
+        events = [
+            (n, tracker.observe_record(i % 2, json.loads(part[i]), parts.get(i, frozenset())))
+            for n, i in enumerate(fed)
+        ]
+        out.append([(n, e) for n, e in events if e])
+    return out
+
+
+@pytest.mark.parametrize("fast_path", [True, False], ids=["structs", "views"])
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("options", [{}, {"nullable_key": True}, {"time_type": "float"}], ids=str)
+def test_quarantined_records_feed_what_passed_as_the_reference_does(
+    seed: int, options: dict[str, Any], fast_path: bool
+) -> None:
+    """Batches holding quarantined records (a bad seq, time, quote or other field, a null
+    key, garbage) give, position for position, the events of the Python reference: one
+    observe_record per record whose key passed, without the fields that failed (fed from
+    the fast path's Structs, or without a fast path from views of the payloads)."""
+    rng = random.Random(seed)
+    data = payloads(1500, seed + 10)
+    batches = []
+    while data:
+        size = rng.choice([1, 7, 60, 300])
+        batches.append(data[:size])
+        data = data[size:]
+    c = contract(**options)
+    assert c.state is not None
+    verifier = DataSchemaContractVerifier(c, fast_path=fast_path)
+    types = {f.name: f.expected_type for f in c.fields}
+    feed = StateFeed(SymbolStateTracker(c.state), types, verifier.field_getter)
+    found = with_quarantined(feed, verifier, batches)
+    assert found == reference_events(c, verifier, batches)
+    distrusting = [
+        distrusted(c.state, q.violations)
+        for part in batches
+        for q in verifier.validate_payloads(part).quarantined_records
+    ]
+    assert {"seq", "time", "quote"} <= set().union(*distrusting)
 
 
 @pytest.mark.parametrize("seed", range(4))
