@@ -39,7 +39,7 @@ def add_parser(commands: Subparsers) -> None:
         type=non_negative_int,
         default=0,
         metavar="N",
-        help="records per batch for the null ceiling (default 0: whole input)",
+        help="records per batch for the null ceiling, 0: the whole input",
     )
     validate.add_argument(
         "--max-payload-bytes",

@@ -45,7 +45,7 @@ def add_parser(commands: Subparsers) -> None:
         "--url",
         action="append",
         metavar="URL",
-        help=f"a service's health server (default {DEFAULT_URL}); repeat it for every pod"
+        help=f"a service's health server (default: {DEFAULT_URL}); repeat it for every pod"
         " running the route",
     )
     where.add_argument(
@@ -60,7 +60,11 @@ def add_parser(commands: Subparsers) -> None:
         " service.resume_token_file of --config)",
     )
     resume.add_argument(
-        "--timeout", type=timeout_seconds, default=10.0, metavar="S", help="default 10"
+        "--timeout",
+        type=timeout_seconds,
+        default=10.0,
+        metavar="S",
+        help="seconds to wait for each service",
     )
     resume.set_defaults(run=_resume)
 
