@@ -27,14 +27,12 @@ DEFAULT_STATE_DIR = Path(".dev-kafka")
 
 
 NAME = "dev-kafka"
-HELP = "run a local single-node Kafka broker (development)"
 
 
 def add_parser(commands: Subparsers) -> None:
     """Register ``dev-kafka`` with the command line."""
     parser = commands.add_parser(
         NAME,
-        help=HELP,
         description=f"Run a local single-node Apache Kafka {KAFKA_VERSION} broker (no Docker).",
     )
     parser.set_defaults(run=run)

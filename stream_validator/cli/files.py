@@ -23,11 +23,11 @@ from stream_validator.verify import DataSchemaContractVerifier
 
 def add_parser(commands: Subparsers) -> None:
     """Register ``check-contract`` and ``validate`` with the command line."""
-    check = commands.add_parser("check-contract", help="check contract files; exit 1 if any is bad")
+    check = commands.add_parser("check-contract")
     check.add_argument("files", nargs="+", metavar="FILE")
     check.set_defaults(run=_check)
 
-    validate = commands.add_parser("validate", help="validate a JSON-lines file against a contract")
+    validate = commands.add_parser("validate")
     validate.add_argument("--contract", required=True, metavar="FILE", help="contract YAML file")
     validate.add_argument("input", metavar="INPUT.jsonl", help="one JSON value per line; - = stdin")
     validate.add_argument(

@@ -3,7 +3,7 @@
 Each command module registers its subcommands with ``add_parser`` and sets ``run`` on
 the parsed arguments; ``main`` parses once and calls it. Only the module of the command
 given is imported (the others pull in the Kafka client, the replay, the dev broker); the
-top-level ``--help`` imports them all. Every option's help shows its default
+top-level ``--help`` lists ``COMMANDS`` without importing any. Every option's help shows its default
 (``argtypes.show_defaults``). Exit codes: ``errors.CheckExit`` for
 ``check-contract``/``validate``/``check-config`` (0 valid, 1 invalid, 2 usage or setup
 error); the other commands document theirs (``ServiceExit``, ``ResumeExit``,
@@ -21,33 +21,39 @@ from stream_validator import __version__
 from stream_validator.cli.argtypes import show_defaults
 from stream_validator.errors import CheckExit, StreamValidatorError
 
-#: Every command and the module of ``stream_validator.cli`` that registers it, in the order
-#: ``--help`` lists them (a test keeps this equal to what the modules register).
-COMMANDS: dict[str, str] = {
-    "check-contract": "files",
-    "validate": "files",
-    "run": "service",
-    "check-config": "service",
-    "create-topics": "service",
-    "resume": "resume",
-    "simulate": "simulate",
-    "dev-kafka": "devkafka",
-    "replay": "replay",
+#: Every command: the module of ``stream_validator.cli`` that registers it and the line
+#: ``--help`` shows, in the order ``--help`` lists them (a test keeps the modules equal).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "check-contract": ("files", "check contract files; exit 1 if any is bad"),
+    "validate": ("files", "validate a JSON-lines file against a contract"),
+    "run": ("service", "run the streaming validator service"),
+    "check-config": (
+        "service",
+        "check a service config and its contracts (--connect: and its topics)",
+    ),
+    "create-topics": ("service", "create the topics a service config names"),
+    "resume": ("resume", "close a route's DLQ circuit breaker on a running service"),
+    "simulate": ("simulate", "produce simulated market data (with vendor drift) to a topic"),
+    "dev-kafka": ("devkafka", "run a local single-node Kafka broker (development)"),
+    "replay": ("replay", "re-validate quarantined DLQ records and send the fixed ones on"),
 }
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The command line: with a known ``command``, only its module's commands are
-    registered; otherwise every command."""
+    """The command line: with a known ``command``, its module's commands; otherwise every
+    command's name and help line only (enough for ``--help`` and usage errors)."""
     parser = argparse.ArgumentParser(
         prog="stream-validator",
         description="Validate market-data records against schema contracts.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    wanted = [COMMANDS[command]] if command in COMMANDS else COMMANDS.values()
-    for module in dict.fromkeys(wanted):
-        importlib.import_module(f"stream_validator.cli.{module}").add_parser(commands)
+    if command in COMMANDS:
+        module = importlib.import_module(f"stream_validator.cli.{COMMANDS[command][0]}")
+        module.add_parser(commands)
+    else:
+        for name, (_, summary) in COMMANDS.items():
+            commands.add_parser(name, help=summary, add_help=False)
     show_defaults(parser)
     return parser
 

@@ -112,14 +112,12 @@ _KINDS = frozenset(str(kind) for kind in ViolationKind)
 
 
 NAME = "replay"
-HELP = "re-validate quarantined DLQ records and send the fixed ones on"
 
 
 def add_parser(commands: Subparsers) -> argparse.ArgumentParser:
     """Register ``replay`` with the command line."""
     parser = commands.add_parser(
         NAME,
-        help=HELP,
         description="Re-validate quarantined DLQ records and send the ones that now pass on.",
         epilog="exit codes: 0 all selected records replayed, 1 some not (still failing,"
         " exhausted, held back, unreplayable), 2 usage/config error, 3 Kafka error,"

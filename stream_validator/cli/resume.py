@@ -36,9 +36,7 @@ _ANSWERS = {
 
 def add_parser(commands: Subparsers) -> None:
     """Register ``resume`` with the command line."""
-    resume = commands.add_parser(
-        "resume", help="close a route's DLQ circuit breaker on a running service"
-    )
+    resume = commands.add_parser("resume")
     resume.add_argument("--route", required=True, metavar="NAME", help="the route to resume")
     where = resume.add_mutually_exclusive_group()
     where.add_argument(

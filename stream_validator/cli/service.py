@@ -16,13 +16,12 @@ if TYPE_CHECKING:
 
 def add_parser(commands: Subparsers) -> None:
     """Register ``run`` and ``create-topics`` with the command line."""
-    run = commands.add_parser("run", help="run the streaming validator service")
+    run = commands.add_parser("run")
     run.add_argument("--config", required=True, metavar="FILE", help="service YAML config")
     run.set_defaults(run=_run)
 
     check = commands.add_parser(
         "check-config",
-        help="check a service config and its contracts (--connect: and its topics)",
         description="Load the config and every route's contract and list every problem"
         " (exit 2); print a summary of the routes when there is none (exit 0).",
     )
@@ -42,7 +41,7 @@ def add_parser(commands: Subparsers) -> None:
     )
     check.set_defaults(run=_check_config)
 
-    topics = commands.add_parser("create-topics", help="create the topics a service config names")
+    topics = commands.add_parser("create-topics")
     topics.add_argument("--config", required=True, metavar="FILE", help="service YAML config")
     topics.add_argument(
         "--partitions", type=partition_count, default=3, metavar="N", help="for each new topic"

@@ -56,7 +56,6 @@ MAX_SYMBOLS: Final = 100_000
 
 
 NAME: Final = "simulate"
-HELP: Final = "produce simulated market data (with vendor drift) to a topic"
 
 
 def add_parser(commands: Subparsers) -> None:
@@ -66,7 +65,6 @@ def add_parser(commands: Subparsers) -> None:
     scenarios = "\n".join(f"  {s.name:<{width}}{s.summary}" for s in SCENARIOS.values())
     parser = commands.add_parser(
         NAME,
-        help=HELP,
         description="Produce simulated market data (with scheduled vendor drift) to Kafka.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=f"scenarios:\n{scenarios}\n\nscenario specs (--scenario):\n{grammar}",
