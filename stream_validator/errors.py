@@ -36,7 +36,15 @@ bad setup (contracts, config) and for callers that decode bytes directly.
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+
+def problem_listing(problems: Sequence[str]) -> str:
+    """The problems of one file: a single one as is, several counted and one per line."""
+    if len(problems) == 1:
+        return problems[0]
+    return f"{len(problems)} problems:\n" + "\n".join(f"  {problem}" for problem in problems)
 
 
 class StreamValidatorError(Exception):
@@ -74,12 +82,14 @@ class StateSpecError(ContractError):
 
 
 class ContractFileError(ContractError):
-    """A contract file cannot be read or does not describe a valid contract."""
+    """A contract file cannot be read or does not describe a valid contract; ``problems``
+    lists each problem (the message lists them too, one per line)."""
 
-    def __init__(self, path: str, message: str) -> None:
+    def __init__(self, path: str, message: str, problems: Sequence[str] = ()) -> None:
         super().__init__(f"{path}: {message}")
         self.path = path
         self.detail = message
+        self.problems = list(problems) or [message]
 
 
 class DecodeError(StreamValidatorError, ValueError):

@@ -2,7 +2,8 @@
 
 ``read_yaml``/``parse_yaml`` read the text; ``decode`` turns the document into typed msgspec
 Structs and words msgspec's first error as ``path: problem``, e.g.
-``routes[1].contract (route 'books'): expected str, got int``.
+``routes[1].contract (route 'books'): expected str, got int``; ``decode_all`` words every
+problem of every key (unknown keys, missing keys, each key's type or bound, in each list item).
 
 Two things ``yaml.safe_load`` does that a config reader must not:
 
@@ -35,7 +36,7 @@ import os
 import re
 import stat
 from collections.abc import Mapping, Sequence
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 import msgspec
 import yaml
@@ -232,6 +233,50 @@ def decode(document: object, into: type[T], at: KeyPath = ()) -> T:
         return msgspec.convert(value, into)
     except msgspec.ValidationError as exc:
         raise YamlFileError([_explain(str(exc), document, inspect.type_info(into), at)]) from None
+
+
+def decode_all(document: object, into: type[T], at: KeyPath = ()) -> T:
+    """``decode``, but YamlFileError lists the problem of every key, not only the first."""
+    problems = _problems(document, into, at)
+    if problems:
+        raise YamlFileError(problems)
+    return decode(document, into, at)  # what the walk cannot see is msgspec's first error
+
+
+def _problems(document: object, tp: Any, at: KeyPath) -> list[str]:
+    """Every problem of the part at ``at`` as a ``tp``: key by key through Structs and lists
+    of Structs, msgspec's first error for anything else."""
+    try:
+        decode(document, tp, at)
+    except YamlFileError as exc:
+        first = exc.problems
+    else:
+        return []
+    node, info = _follow(document, at), inspect.type_info(tp)
+    found: list[str] = []
+    options = info.types if isinstance(info, inspect.UnionType) else (info,)
+    struct = next((o for o in options if isinstance(o, inspect.StructType)), None)
+    items = next((o for o in options if isinstance(o, inspect.ListType)), None)
+    if struct is not None and isinstance(node, Mapping):
+        where = f"{_show(at, document)}: " if at else ""
+        allowed = [f.encode_name for f in struct.fields]
+        unknown = sorted(str(k) for k in node if k not in allowed)
+        if unknown and struct.forbid_unknown_fields:
+            found.append(
+                f"{where}unknown key(s) {', '.join(unknown)}"
+                f" (allowed: {', '.join(sorted(allowed))})"
+            )
+        for spec in msgspec.structs.fields(struct.cls):
+            if spec.encode_name not in node:
+                if spec.required:
+                    found.append(f"{where}missing required key {spec.encode_name!r}")
+            else:
+                found.extend(_problems(document, spec.type, (*at, spec.encode_name)))
+    elif items is not None and isinstance(items.item_type, inspect.StructType) and node:
+        item_cls = items.item_type.cls
+        for index in range(len(node) if isinstance(node, list) else 0):
+            found.extend(_problems(document, item_cls, (*at, index)))
+    return found or first
 
 
 def _follow(document: object, path: KeyPath) -> object:

@@ -61,5 +61,27 @@ def timeout_seconds(text: str) -> float:
     return value
 
 
+def show_defaults(parser: argparse.ArgumentParser) -> None:
+    """End every option's help with ``(default: X)`` in ``parser`` and its subcommands,
+    unless the option has no default (None, False, an empty list) or its help already
+    shows it with ``%(default)``."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                show_defaults(sub)
+            continue
+        default, text = action.default, action.help or ""
+        if (
+            not action.option_strings
+            or default is None
+            or default is False
+            or default == []
+            or default == argparse.SUPPRESS
+            or "%(default)" in text
+        ):
+            continue
+        action.help = f"{text} (default: %(default)s)".lstrip()
+
+
 #: What ``add_subparsers()`` returns; each command's ``add_parser`` registers itself on it.
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"

@@ -27,14 +27,12 @@ DEFAULT_STATE_DIR = Path(".dev-kafka")
 
 
 NAME = "dev-kafka"
-HELP = "run a local single-node Kafka broker (development)"
 
 
 def add_parser(commands: Subparsers) -> None:
     """Register ``dev-kafka`` with the command line."""
     parser = commands.add_parser(
         NAME,
-        help=HELP,
         description=f"Run a local single-node Apache Kafka {KAFKA_VERSION} broker (no Docker).",
     )
     parser.set_defaults(run=run)
@@ -44,12 +42,12 @@ def add_parser(commands: Subparsers) -> None:
         "--state-dir",
         type=Path,
         default=DEFAULT_STATE_DIR,
-        help="broker config, data, log and pid file (default: ./.dev-kafka)",
+        help="broker config, data, log and pid file",
     )
     start = commands.add_parser("start", parents=[state], help="start a broker")
     start.add_argument("--port", type=port_number, help="client port (default: a free one)")
     start.add_argument("--controller-port", type=port_number, help="KRaft controller port")
-    start.add_argument("--heap", default=DEFAULT_HEAP, help="JVM -Xms/-Xmx (default: 512m)")
+    start.add_argument("--heap", default=DEFAULT_HEAP, help="JVM -Xms/-Xmx")
     start.add_argument(
         "--timeout", type=timeout_seconds, default=120.0, help="seconds to wait for ready"
     )

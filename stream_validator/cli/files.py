@@ -23,11 +23,11 @@ from stream_validator.verify import DataSchemaContractVerifier
 
 def add_parser(commands: Subparsers) -> None:
     """Register ``check-contract`` and ``validate`` with the command line."""
-    check = commands.add_parser("check-contract", help="check contract files; exit 1 if any is bad")
+    check = commands.add_parser("check-contract")
     check.add_argument("files", nargs="+", metavar="FILE")
     check.set_defaults(run=_check)
 
-    validate = commands.add_parser("validate", help="validate a JSON-lines file against a contract")
+    validate = commands.add_parser("validate")
     validate.add_argument("--contract", required=True, metavar="FILE", help="contract YAML file")
     validate.add_argument("input", metavar="INPUT.jsonl", help="one JSON value per line; - = stdin")
     validate.add_argument(
@@ -39,7 +39,7 @@ def add_parser(commands: Subparsers) -> None:
         type=non_negative_int,
         default=0,
         metavar="N",
-        help="records per batch for the null ceiling (default 0: whole input)",
+        help="records per batch for the null ceiling, 0: the whole input",
     )
     validate.add_argument(
         "--max-payload-bytes",

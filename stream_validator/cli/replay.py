@@ -112,14 +112,12 @@ _KINDS = frozenset(str(kind) for kind in ViolationKind)
 
 
 NAME = "replay"
-HELP = "re-validate quarantined DLQ records and send the fixed ones on"
 
 
 def add_parser(commands: Subparsers) -> argparse.ArgumentParser:
     """Register ``replay`` with the command line."""
     parser = commands.add_parser(
         NAME,
-        help=HELP,
         description="Re-validate quarantined DLQ records and send the ones that now pass on.",
         epilog="exit codes: 0 all selected records replayed, 1 some not (still failing,"
         " exhausted, held back, unreplayable), 2 usage/config error, 3 Kafka error,"
@@ -128,9 +126,9 @@ def add_parser(commands: Subparsers) -> argparse.ArgumentParser:
     add = parser.add_argument
     add("--config", required=True, metavar="FILE", help="service YAML config (Kafka settings)")
     add("--dlq-topic", required=True, metavar="TOPIC", help="the DLQ topic to replay")
-    add("--route", metavar="NAME", help="default: the route whose dlq_topic is the DLQ topic")
+    add("--route", metavar="NAME", help="(default: the route whose dlq_topic is the DLQ topic)")
     add("--contract", metavar="FILE", help="contract to re-validate with (default: the route's)")
-    add("--to", default="clean", metavar="clean|source|TOPIC", help="target (default: clean)")
+    add("--to", default="clean", metavar="clean|source|TOPIC", help="target")
     add("--from", dest="from_time", metavar="TIME", help="DLQ record timestamp >= TIME (ISO-8601)")
     add("--until", dest="until_time", metavar="TIME", help="DLQ record timestamp < TIME")
     add("--from-offset", action="append", default=[], metavar="[P:]N", help="offset >= N")

@@ -36,16 +36,14 @@ _ANSWERS = {
 
 def add_parser(commands: Subparsers) -> None:
     """Register ``resume`` with the command line."""
-    resume = commands.add_parser(
-        "resume", help="close a route's DLQ circuit breaker on a running service"
-    )
+    resume = commands.add_parser("resume")
     resume.add_argument("--route", required=True, metavar="NAME", help="the route to resume")
     where = resume.add_mutually_exclusive_group()
     where.add_argument(
         "--url",
         action="append",
         metavar="URL",
-        help=f"a service's health server (default {DEFAULT_URL}); repeat it for every pod"
+        help=f"a service's health server (default: {DEFAULT_URL}); repeat it for every pod"
         " running the route",
     )
     where.add_argument(
@@ -60,7 +58,11 @@ def add_parser(commands: Subparsers) -> None:
         " service.resume_token_file of --config)",
     )
     resume.add_argument(
-        "--timeout", type=timeout_seconds, default=10.0, metavar="S", help="default 10"
+        "--timeout",
+        type=timeout_seconds,
+        default=10.0,
+        metavar="S",
+        help="seconds to wait for each service",
     )
     resume.set_defaults(run=_resume)
 

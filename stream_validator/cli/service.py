@@ -1,29 +1,57 @@
-"""``run`` (the streaming service) and ``create-topics`` (the topics a config names)."""
+"""``run`` (the streaming service), ``check-config`` (the config, its contracts and, with
+``--connect``, its topics) and ``create-topics`` (the topics a config names)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
-from stream_validator.cli.argtypes import Subparsers, partition_count
+from stream_validator.cli.argtypes import Subparsers, partition_count, timeout_seconds
 from stream_validator.errors import CheckExit, TopicAdminError
+
+if TYPE_CHECKING:
+    from stream_validator.config.settings import RouteConfig
 
 
 def add_parser(commands: Subparsers) -> None:
     """Register ``run`` and ``create-topics`` with the command line."""
-    run = commands.add_parser("run", help="run the streaming validator service")
+    run = commands.add_parser("run")
     run.add_argument("--config", required=True, metavar="FILE", help="service YAML config")
     run.set_defaults(run=_run)
 
-    topics = commands.add_parser("create-topics", help="create the topics a service config names")
+    check = commands.add_parser(
+        "check-config",
+        description="Load the config and every route's contract and list every problem"
+        " (exit 2); print a summary of the routes when there is none (exit 0).",
+    )
+    check.add_argument("config", metavar="FILE", help="service YAML config")
+    check.add_argument(
+        "--connect",
+        action="store_true",
+        help="also connect to the broker and check that every source, clean and DLQ topic"
+        " exists (topics matching a source_pattern are not checked)",
+    )
+    check.add_argument(
+        "--timeout",
+        type=timeout_seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long --connect waits for the broker",
+    )
+    check.set_defaults(run=_check_config)
+
+    topics = commands.add_parser("create-topics")
     topics.add_argument("--config", required=True, metavar="FILE", help="service YAML config")
-    topics.add_argument("--partitions", type=partition_count, default=3, metavar="N")
+    topics.add_argument(
+        "--partitions", type=partition_count, default=3, metavar="N", help="for each new topic"
+    )
     topics.add_argument(
         "--replication-factor",
         type=int,
         default=-1,
         metavar="N",
-        help="default -1: the cluster's default",
+        help="-1: the cluster's default",
     )
     topics.set_defaults(run=_create_topics)
 
@@ -33,6 +61,52 @@ def _run(args: argparse.Namespace) -> int:
     from stream_validator.service.app import run_service
 
     return run_service(args.config)
+
+
+def _check_config(args: argparse.Namespace) -> int:
+    from stream_validator.config.settings import load_config, scrub
+    from stream_validator.kafka.topics import topics_of
+
+    config = load_config(args.config)  # a ConfigError lists every problem (exit 2)
+    topics = topics_of(config)
+    print(f"OK {args.config}: {len(config.routes)} route(s), {len(topics)} topic(s)")
+    for route in config.routes:
+        print(f"  {_describe(route)}")
+    if not args.connect:
+        return CheckExit.OK
+    from stream_validator.kafka.clients import create_admin
+    from stream_validator.kafka.topics import missing_topics
+
+    where = f"Kafka at {config.kafka.bootstrap_servers}"
+    try:
+        # log_level 2: librdkafka's connection errors repeat every 50 ms until the timeout;
+        # the one error below says what failed.
+        admin = create_admin(config, {"log_level": 2})
+        missing = missing_topics(admin, config, timeout_s=args.timeout, where=where)
+    except TopicAdminError as exc:
+        error = scrub(str(exc), config.kafka.secrets())
+        print(f"stream-validator: error: {error}", file=sys.stderr)
+        return CheckExit.USAGE
+    if missing:
+        error = (
+            f"{where}: {len(missing)} of {len(topics)} topic(s) missing: {', '.join(missing)}"
+            f" (create them with: stream-validator create-topics --config {args.config})"
+        )
+        print(f"stream-validator: error: {scrub(error, config.kafka.secrets())}", file=sys.stderr)
+        return CheckExit.USAGE
+    print(f"OK {scrub(where, config.kafka.secrets())}: all {len(topics)} topic(s) exist")
+    return CheckExit.OK
+
+
+def _describe(route: RouteConfig) -> str:
+    """One line per route: sources -> clean topic, DLQ topic, contract."""
+    sources = ", ".join(route.source_topics) or f"pattern {route.source_pattern!r}"
+    contract = route.contract
+    return (
+        f"{route.name}: {sources} -> {route.clean_topic} (DLQ {route.dlq_topic});"
+        f" contract {contract.name!r} version {contract.version!r},"
+        f" {len(contract.fields)} field(s), {len(contract.rules)} rule(s)"
+    )
 
 
 def _create_topics(args: argparse.Namespace) -> int:

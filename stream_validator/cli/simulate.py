@@ -56,7 +56,6 @@ MAX_SYMBOLS: Final = 100_000
 
 
 NAME: Final = "simulate"
-HELP: Final = "produce simulated market data (with vendor drift) to a topic"
 
 
 def add_parser(commands: Subparsers) -> None:
@@ -66,7 +65,6 @@ def add_parser(commands: Subparsers) -> None:
     scenarios = "\n".join(f"  {s.name:<{width}}{s.summary}" for s in SCENARIOS.values())
     parser = commands.add_parser(
         NAME,
-        help=HELP,
         description="Produce simulated market data (with scheduled vendor drift) to Kafka.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=f"scenarios:\n{scenarios}\n\nscenario specs (--scenario):\n{grammar}",
@@ -75,7 +73,7 @@ def add_parser(commands: Subparsers) -> None:
     add(
         "--bootstrap-servers",
         default=os.environ.get("KAFKA_BOOTSTRAP_SERVERS") or DEFAULT_BOOTSTRAP,
-        help=f"default: $KAFKA_BOOTSTRAP_SERVERS, else {DEFAULT_BOOTSTRAP}",
+        help=f"the broker: $KAFKA_BOOTSTRAP_SERVERS when set, else {DEFAULT_BOOTSTRAP}",
     )
     add("--topic", required=True)
     add("--entity", choices=[e.value for e in Entity], default=Entity.TICK.value)
@@ -92,7 +90,7 @@ def add_parser(commands: Subparsers) -> None:
         type=bounded_int(MAX_SYMBOLS),
         default=10,
         metavar="N",
-        help=f"default: %(default)s, at most {MAX_SYMBOLS:,}",
+        help=f"at most {MAX_SYMBOLS:,}",
     )
     add(
         "--seed",
@@ -109,7 +107,7 @@ def add_parser(commands: Subparsers) -> None:
         help="NAME[@WINDOW][:FRACTION], repeatable; see below",
     )
     add("--create-topic", action="store_true", help="create the topic if it is missing")
-    add("--partitions", type=partition_count, metavar="N", help="with --create-topic (default 1)")
+    add("--partitions", type=partition_count, metavar="N", help="with --create-topic (default: 1)")
     add(
         "-X",
         dest="extra",

@@ -13,8 +13,10 @@ the file too, a librdkafka value is the text written (``0123`` stays ``0123``, n
 1.1's octal 83).
 The file's keys and types are the Structs of ``schema`` (decoded by ``yamlfile.decode``);
 this module adds the defaults (the dataclasses below), the overrides and the rules between
-keys. Every error names the file and the path (``routes[1].contract (route 'books')``);
-values of secret keys never appear in messages.
+keys. Every error names the file and the path (``routes[1].contract (route 'books')``) and
+lists every problem found, one per line: every key's problem, else every problem of the rules
+between keys, else every route's problems (its contract's too) and the clashes between routes.
+Values of secret keys never appear in messages.
 """
 
 from __future__ import annotations
@@ -35,8 +37,14 @@ from stream_validator.config.schema import DEFAULT_MAX_MESSAGE_BYTES as DEFAULT_
 from stream_validator.config.schema import PAYLOAD_HEADROOM_BYTES as PAYLOAD_HEADROOM_BYTES
 from stream_validator.config.schema import ConfigDoc, RouteDoc
 from stream_validator.contracts import SchemaContract, load_contract
-from stream_validator.errors import ConfigError, ContractFileError, PatternError, YamlFileError
-from stream_validator.yamlfile import decode, parse_yaml, read_text_file
+from stream_validator.errors import (
+    ConfigError,
+    ContractFileError,
+    PatternError,
+    YamlFileError,
+    problem_listing,
+)
+from stream_validator.yamlfile import decode_all, parse_yaml, read_text_file
 
 ENV_PREFIX = "SV_"
 MAX_ROUTE_NAME_CHARS = 100
@@ -212,9 +220,9 @@ def config_from_mapping(
     # A section written with nothing under it (``kafka:``) keeps its defaults.
     given = {key: value for key, value in document.items() if value is not None}
     try:
-        doc = decode(given, ConfigDoc)
+        doc = decode_all(given, ConfigDoc)
     except YamlFileError as exc:
-        raise ConfigError(f"{source}: {exc}") from None
+        raise ConfigError(f"{source}: {problem_listing(exc.problems)}") from None
     kafka: dict[str, Any] = doc.kafka.given()
     for section in _KAFKA_MAPS:
         if section in kafka:
@@ -231,8 +239,12 @@ def config_from_mapping(
     base = base_dir or Path.cwd()
     if config.resume_token_file is not None:  # relative to the config file, like contracts
         config = replace(config, resume_token_file=str(base / config.resume_token_file))
-    routes = tuple(_route(config, i, route, base) for i, route in enumerate(doc.routes))
-    _check_routes(source, routes)
+    problems: list[str] = []
+    built = [_route(config, i, route, base, problems) for i, route in enumerate(doc.routes)]
+    routes = tuple(route for route in built if route is not None)
+    problems.extend(_route_problems(routes))
+    if problems:
+        raise ConfigError(f"{source}: {problem_listing(problems)}")
     return replace(config, routes=routes)
 
 
@@ -242,46 +254,56 @@ def _librdkafka_value(value: object) -> str:
     return str(value)
 
 
-def _route(config: ServiceConfig, index: int, doc: RouteDoc, base_dir: Path) -> RouteConfig:
+def _route(
+    config: ServiceConfig, index: int, doc: RouteDoc, base_dir: Path, problems: list[str]
+) -> RouteConfig | None:
+    """The route, or None with each of its problems added to ``problems``."""
+    before = len(problems)
+
     def at(key: str) -> str:
-        return f"{config.source}: routes[{index}]{'.' if key else ''}{key} (route {doc.name!r})"
+        return f"routes[{index}]{'.' if key else ''}{key} (route {doc.name!r})"
 
     if not _ROUTE_NAME.fullmatch(doc.name):
         # It becomes a metric label, a log field and part of DLQ envelopes.
-        raise ConfigError(
-            f"{config.source}: routes[{index}].name must be 1-{MAX_ROUTE_NAME_CHARS} characters"
+        problems.append(
+            f"routes[{index}].name must be 1-{MAX_ROUTE_NAME_CHARS} characters"
             f" of A-Z a-z 0-9 . _ -, got {doc.name[:MAX_ROUTE_NAME_CHARS]!r}"
         )
     topics = [doc.source_topics] if isinstance(doc.source_topics, str) else doc.source_topics
     outputs = {"clean_topic": doc.clean_topic, "dlq_topic": doc.dlq_topic}
     for key, topic in [*(("source_topics", t) for t in topics or ()), *outputs.items()]:
         if not topicpattern.is_legal_topic(topic):
-            raise ConfigError(
+            problems.append(
                 f"{at(key)}: {topic[:250]!r} is not a Kafka topic name"
                 " (1-249 characters of A-Z a-z 0-9 . _ -)"
             )
     if bool(topics) == (doc.source_pattern is not None):
-        raise ConfigError(f"{at('')} needs exactly one of source_topics, source_pattern")
+        problems.append(f"{at('')} needs exactly one of source_topics, source_pattern")
     if doc.source_pattern is not None:
         try:
             topicpattern.check_pattern(doc.source_pattern)
         except PatternError as exc:
-            raise ConfigError(f"{at('source_pattern')} {exc}") from None
+            problems.append(f"{at('source_pattern')} {exc}")
     limit = config.max_message_bytes - PAYLOAD_HEADROOM_BYTES
     max_payload = doc.max_payload_bytes or limit
     if max_payload > limit:
-        raise ConfigError(
+        problems.append(
             f"{at('max_payload_bytes')}: {max_payload} must leave {PAYLOAD_HEADROOM_BYTES} bytes"
             " of service.max_message_bytes for key and headers"
         )
     breaker = None
     if doc.circuit_breaker is not None:
-        breaker = breaker_spec_from_mapping(doc.circuit_breaker, at("circuit_breaker"))
+        try:
+            breaker = breaker_spec_from_mapping(doc.circuit_breaker, at("circuit_breaker"))
+        except ConfigError as exc:
+            problems.append(str(exc))
     contract_path = base_dir / doc.contract  # an absolute path replaces base_dir
     try:
         contract = load_contract(contract_path)
     except ContractFileError as exc:
-        raise ConfigError(f"{at('contract')}: {exc}") from exc
+        problems.extend(f"{at('contract')}: {exc.path}: {p}" for p in exc.problems)
+    if len(problems) > before:
+        return None
     return RouteConfig(
         name=doc.name,
         contract_path=str(contract_path),
@@ -296,13 +318,14 @@ def _route(config: ServiceConfig, index: int, doc: RouteDoc, base_dir: Path) -> 
     )
 
 
-def _check_routes(source: str, routes: tuple[RouteConfig, ...]) -> None:
+def _route_problems(routes: tuple[RouteConfig, ...]) -> list[str]:
     """Names are unique, no topic can belong to two routes, no output is read again."""
+    problems: list[str] = []
     names = [r.name for r in routes]
     for index, name in enumerate(names):
         if name in names[:index]:
-            raise ConfigError(
-                f"{source}: routes[{index}].name: duplicate route name {name!r}"
+            problems.append(
+                f"routes[{index}].name: duplicate route name {name!r}"
                 f" (first at routes[{names.index(name)}])"
             )
     for i, first in enumerate(routes):
@@ -312,8 +335,8 @@ def _check_routes(source: str, routes: tuple[RouteConfig, ...]) -> None:
                 (second.source_topics, second.source_pattern),
             )
             if clash:
-                raise ConfigError(
-                    f"{source}: routes {first.name} and {second.name} could both match {clash};"
+                problems.append(
+                    f"routes {first.name} and {second.name} could both match {clash};"
                     " every source topic must belong to exactly one route"
                 )
     sources = {t for r in routes for t in r.source_topics}
@@ -321,10 +344,11 @@ def _check_routes(source: str, routes: tuple[RouteConfig, ...]) -> None:
         for key in ("clean_topic", "dlq_topic"):
             output = getattr(route, key)
             if output in sources or any(r.matches(output) for r in routes):
-                raise ConfigError(
-                    f"{source}: routes[{index}].{key} (route {route.name!r}): output topic"
+                problems.append(
+                    f"routes[{index}].{key} (route {route.name!r}): output topic"
                     f" {output!r} is also a source topic (it would be consumed again)"
                 )
+    return problems
 
 
 def _check_transaction_timeouts(config: ServiceConfig) -> None:
@@ -365,9 +389,9 @@ def _check_transaction_timeouts(config: ServiceConfig) -> None:
             f" {txn}: the broker would abort every transaction before it commits",
         ),
     ]
-    for ok, message in checks:
-        if not ok:
-            raise ConfigError(f"{config.source}: {message}")
+    problems = [message for ok, message in checks if not ok]
+    if problems:
+        raise ConfigError(f"{config.source}: {problem_listing(problems)}")
 
 
 def _producer_key(kafka: KafkaConfig, key: str) -> str:
@@ -406,9 +430,9 @@ def _check_service(config: ServiceConfig) -> None:
             f" got {config.log_level[:20]!r}",
         ),
     ]
-    for ok, message in checks:
-        if not ok:
-            raise ConfigError(f"{config.source}: {message}")
+    problems = [message for ok, message in checks if not ok]
+    if problems:
+        raise ConfigError(f"{config.source}: {problem_listing(problems)}")
 
 
 MIN_TOKEN_CHARS, MAX_TOKEN_CHARS = 16, 4096

@@ -39,11 +39,11 @@ Format (see README, "Contract files")::
 The file is decoded into the Structs below (msgspec: unknown keys and wrong types are errors,
 so a typo such as ``nulable`` cannot silently weaken a contract), keys written twice are
 found by the YAML reader, and the built contract goes through ``contract_problems``. A file's
-error lists every problem found: each duplicate key (with its lines), the first problem of
-the contract's own keys and of each field (with its path, e.g. ``fields[2].min_value``),
-every problem of the rules (``rules[1] (spread_band).check``) and of the ``state`` section
-(``state.sequence.field ...``), or else every consistency problem. A YAML syntax error
-gives line and column only.
+error lists every problem found, one per line: each duplicate key (with its lines), every
+problem of the contract's own keys and of each field (with its path, e.g.
+``fields[2].min_value``), every problem of the rules (``rules[1] (spread_band).check``) and
+of the ``state`` section (``state.sequence.field ...``), or else every consistency problem.
+A YAML syntax error gives line and column only.
 """
 
 from __future__ import annotations
@@ -58,8 +58,14 @@ from stream_validator.contracts.check import contract_problems
 from stream_validator.contracts.model import SUPPORTED_TYPES, FieldSpec, SchemaContract
 from stream_validator.contracts.rulespec import RuleSpec, parse_rules
 from stream_validator.contracts.statespec import SymbolStateSpec, state_spec_from_mapping
-from stream_validator.errors import ContractFileError, RuleListError, StateSpecError, YamlFileError
-from stream_validator.yamlfile import decode, read_text_file, read_yaml
+from stream_validator.errors import (
+    ContractFileError,
+    RuleListError,
+    StateSpecError,
+    YamlFileError,
+    problem_listing,
+)
+from stream_validator.yamlfile import decode_all, read_text_file, read_yaml
 
 #: The names of SUPPORTED_TYPES (a test keeps the two equal).
 TypeLabel = Literal["float", "int", "str", "bool", "datetime"]
@@ -151,12 +157,12 @@ def _build(document: object, source: str, problems: list[str]) -> SchemaContract
         problems.extend(contract_problems(contract))
         if not problems:
             return contract
-    raise ContractFileError(source, "; ".join(problems))
+    raise ContractFileError(source, problem_listing(problems), problems)
 
 
 def _decode(document: object, into: type[T], at: tuple[str | int, ...], out: list[str]) -> T | None:
     try:
-        return decode(document, into, at)
+        return decode_all(document, into, at)
     except YamlFileError as exc:
         out.extend(exc.problems)
         return None

@@ -1,6 +1,7 @@
-"""The one topic admin path: which topics a config names, create the missing ones.
+"""The one topic admin path: which topics a config names, which are missing, create them.
 
-Used by ``create-topics`` and the simulator's ``--create-topic``, on top of the adapter's
+Used by ``create-topics``, ``check-config --connect`` and the simulator's ``--create-topic``,
+on top of the adapter's
 ``ports.Admin`` (whose ``create_topics`` recognises "already exists"
 by its error code, never by text).
 """
@@ -22,6 +23,20 @@ def topics_of(config: ServiceConfig) -> list[str]:
         names.update(route.source_topics)
         names.update((route.clean_topic, route.dlq_topic))
     return sorted(names)
+
+
+def missing_topics(
+    admin: Admin, config: ServiceConfig, *, timeout_s: float, where: str = "the broker"
+) -> list[str]:
+    """The topics the routes name (``topics_of``) that the broker does not have, sorted.
+
+    Raises ``TopicAdminError`` when the broker cannot be reached within ``timeout_s``.
+    """
+    try:
+        existing = admin.topics(timeout_s)
+    except KafkaClientError as exc:
+        raise TopicAdminError(f"{where}: {exc}") from None
+    return [name for name in topics_of(config) if name not in existing]
 
 
 def create_topics(

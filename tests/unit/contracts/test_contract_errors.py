@@ -26,7 +26,10 @@ def problems(tmp_path: Path, text: str) -> list[str]:
     with pytest.raises(ContractFileError) as info:
         load_contract(path)
     assert str(info.value).startswith(f"{path}: ")
-    return info.value.detail.split("; ")
+    listed = info.value.problems
+    lines = info.value.detail.splitlines()
+    assert [line.strip() for line in lines[len(lines) > 1 :]] == listed  # one per line
+    return listed
 
 
 def test_a_bound_of_the_wrong_type_names_index_field_and_types(tmp_path: Path) -> None:
@@ -127,8 +130,7 @@ def test_rule_problems_name_the_file_and_the_rule_path(tmp_path: Path) -> None:
         + "  - {name: r3, check: 'a < b', action: drop}\n"
     )
     assert problems(tmp_path, text) == [
-        "rules[0] (r1).check: field 'c' at column 6 is str",
-        "rules compare int and float fields",
+        "rules[0] (r1).check: field 'c' at column 6 is str; rules compare int and float fields",
         "rules[1] (r2).check: unexpected character '=' (use '==') at column 3",
         "rules[2] (r3): 'action' must be quarantine or flag, got 'drop'",
     ]
@@ -171,3 +173,22 @@ def test_a_file_over_the_size_limit_is_refused(tmp_path: Path) -> None:
     assert f"larger than {MAX_FILE_BYTES:,} bytes" in _refused(path)
     path.write_text(HEAD)
     assert load_contract(path).field_names == ("a", "b")
+
+
+def test_every_problem_of_one_field_and_of_the_top_level_in_one_run(tmp_path: Path) -> None:
+    """An unknown key, a wrong type and a bad enum of one field, beside the top level's unknown
+    key and quoted number, are five problems of one run, each on its own line."""
+    text = (
+        "name: quotes\nnam: typo\nmax_allowed_null_pct: '5'\nfields:\n"
+        "  - {name: a, type: flot, nulable: true, min_value: low}\n"
+    )
+    assert problems(tmp_path, text) == [
+        "unknown key(s) nam (allowed: description, fields, forbid_unknown_fields,"
+        " max_allowed_null_pct, name, rules, state, version)",
+        "max_allowed_null_pct: expected int | float, got str '5'"
+        " (a number in quotes is text: write it without the quotes)",
+        "fields[0] (field 'a'): unknown key(s) nulable (allowed: allow_non_finite, description,"
+        " max_age_s, max_future_s, max_value, min_value, name, nullable, require_timezone, type)",
+        "fields[0].type (field 'a'): expected one of bool, datetime, float, int, str, got 'flot'",
+        "fields[0].min_value (field 'a'): expected int | float | null, got str",
+    ]

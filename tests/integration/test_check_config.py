@@ -1,0 +1,36 @@
+"""``check-config --connect`` against the real broker: missing topics, then all present."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from kafka_helpers import unique_name
+from service_helpers import route, write_config
+
+from stream_validator.cli.main import main
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+
+
+def test_connect_names_the_missing_topics_until_create_topics_made_them(
+    kafka_bootstrap: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before create-topics every topic is named missing (exit 2); after it, exit 0."""
+    source, clean, dlq = (unique_name(p) for p in ("src", "clean", "dlq"))
+    config = str(
+        write_config(
+            tmp_path, kafka_bootstrap, [route("r", source, clean, dlq)], group=unique_name("g")
+        )
+    )
+    assert main(["check-config", config, "--connect", "--timeout", "20"]) == 2
+    missing = ", ".join(sorted((source, clean, dlq)))
+    assert capsys.readouterr().err == (
+        f"stream-validator: error: Kafka at {kafka_bootstrap}: 3 of 3 topic(s) missing:"
+        f" {missing} (create them with: stream-validator create-topics --config {config})\n"
+    )
+    assert main(["create-topics", "--config", config, "--partitions", "1"]) == 0
+    capsys.readouterr()
+    assert main(["check-config", config, "--connect", "--timeout", "20"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == f"OK Kafka at {kafka_bootstrap}: all 3 topic(s) exist"
