@@ -52,6 +52,7 @@ class BatchDoc(_Section, frozen=True):
     timeout_s: Seconds | UnsetType = UNSET
     commit_interval_s: Seconds | UnsetType = UNSET
     linger_s: SecondsOrZero | UnsetType = UNSET
+    max_in_flight_records: Annotated[int, Meta(ge=1, le=100_000)] | UnsetType = UNSET
 
 
 class ServiceDoc(_Section, frozen=True):

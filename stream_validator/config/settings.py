@@ -58,6 +58,9 @@ DEFAULT_MESSAGE_TIMEOUT_MS = 30_000
 #: instance killed with one open holds back read_committed readers of the partitions it wrote
 #: until then (librdkafka's default is 60 s; Kafka Streams sets 10 s for this reason).
 DEFAULT_TRANSACTION_TIMEOUT_MS = 10_000
+#: ``batch.max_in_flight_records`` when unset (or ``batch.max_records``, when that is larger):
+#: small enough to bound what a kill -9 duplicates, large enough to keep full speed.
+DEFAULT_MAX_IN_FLIGHT_RECORDS = 5000
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +154,11 @@ class ServiceConfig:
     # max_records): 0 takes what has arrived (lowest latency); a few ms gives fuller
     # batches at moderate rates. A busy feed fills batches either way.
     batch_linger_s: float = 0.0
+    # At most this many records consumed and not delivered: outputs not all acknowledged
+    # (at-least-once) or in the open transaction (exactly-once). What a kill -9 can
+    # duplicate, besides one commit interval's delivered records. While a new batch would
+    # not fit, the loop serves acknowledgements instead of consuming.
+    batch_max_in_flight_records: int = DEFAULT_MAX_IN_FLIGHT_RECORDS
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     health_host: str = "127.0.0.1"
     health_port: int = 8080
@@ -232,6 +240,9 @@ def config_from_mapping(
         **doc.service.given(),
         **{f"metrics_{key}": value for key, value in doc.metrics.given().items()},
     }
+    if "batch_max_in_flight_records" not in options:  # the default fits any batch size
+        batch = options.get("batch_max_records", 0)
+        options["batch_max_in_flight_records"] = max(DEFAULT_MAX_IN_FLIGHT_RECORDS, batch)
     config = ServiceConfig(kafka=KafkaConfig(**kafka), routes=(), source=source, **options)
     _check_transaction_timeouts(config)
     _check_service(config)
@@ -407,6 +418,11 @@ def _check_service(config: ServiceConfig) -> None:
             config.liveness_timeout_s > config.batch_timeout_s,
             "service.liveness_timeout_s must exceed batch.timeout_s"
             f" ({config.liveness_timeout_s} <= {config.batch_timeout_s})",
+        ),
+        (
+            config.batch_max_in_flight_records >= config.batch_max_records,
+            f"batch.max_in_flight_records ({config.batch_max_in_flight_records}) must be at least"
+            f" batch.max_records ({config.batch_max_records}): one batch must fit in the window",
         ),
         (
             config.retry_backoff_s <= config.retry_backoff_max_s,

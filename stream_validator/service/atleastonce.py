@@ -88,6 +88,16 @@ class AtLeastOnce(BaseCommitter):
         interval = self._interval_s
         return wait_for_commit(self._last_commit + interval, self._clock(), interval)
 
+    @property
+    def in_flight(self) -> int:
+        """The records of the batches not reported yet (complete ones behind an incomplete
+        one included: they are not committable either)."""
+        return sum(len(flight.outputs) for flight in self._flights)
+
+    def make_room(self, timeout_s: float) -> None:
+        """Serve acknowledgements, waiting up to ``timeout_s`` for the first."""
+        self._producer.poll(timeout_s)
+
     def start(self) -> bool:
         """Nothing to prepare."""
         return True

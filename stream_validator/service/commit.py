@@ -91,6 +91,15 @@ class Committer(Protocol):
         """Seconds until the next commit is due (``wait_for_commit``); while busy, the loop
         waits no longer than this for records, so a quiet feed never delays a commit."""
 
+    @property
+    def in_flight(self) -> int:
+        """Records submitted and not delivered yet (``batch.max_in_flight_records`` bounds
+        them): outputs awaiting acknowledgement, or in the open transaction."""
+
+    def make_room(self, timeout_s: float) -> None:
+        """The window is full: wait up to ``timeout_s`` for acknowledgements (or commit
+        the open transaction now); the outcomes come with the next poll."""
+
     def submit(self, plans: Sequence[BatchPlan], offsets: BatchOffsets) -> list[Outcome]:
         """Send the plans' outputs; the outcomes of the batches finished meanwhile."""
 

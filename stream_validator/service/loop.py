@@ -201,7 +201,8 @@ class StreamService:
 
     def _consume(self, consumer: Consumer, timeout_s: float) -> Consumed:
         """Take what has arrived, up to ``batch.max_records``: wait (up to ``timeout_s``)
-        only for the first record, then at most ``batch.linger_s`` for more.
+        only for the first record, then at most ``batch.linger_s`` for more. Nothing while
+        a batch would not fit in the window (``batch.max_in_flight_records``).
 
         ``consume(max_records, timeout)`` alone holds the batch open until it is full: at
         20,000 records/s a batch of 500 waits 25 ms for its last record, which was most of
@@ -209,6 +210,16 @@ class StreamService:
         non-blocking call returns a whole batch and nothing waits.
         """
         max_records = self.config.batch_max_records
+        committer = self._committer
+        if (
+            committer
+            and committer.in_flight + max_records > self.config.batch_max_in_flight_records
+        ):
+            # The window is full: serve acknowledgements, not the feed (what a crash can
+            # duplicate stays bounded). Asking for no record keeps the group membership
+            # (max.poll.interval.ms) without taking any.
+            committer.make_room(timeout_s)
+            return consumer.consume(0, 0.0)
         consumed = consumer.consume(max_records, 0.0)
         if not consumed.records and not consumed.errors:
             consumed = consumer.consume(1, timeout_s)

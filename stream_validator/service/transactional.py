@@ -98,6 +98,16 @@ class Transactional(BaseCommitter):
         interval = self._interval_s
         return wait_for_commit(self._opened_at + interval, self._clock(), interval)
 
+    @property
+    def in_flight(self) -> int:
+        """The records of the open transaction."""
+        return sum(len(flight.outputs) for flight in self._flights)
+
+    def make_room(self, timeout_s: float) -> None:
+        """The open transaction holds the whole window: commit it now, before its interval
+        is up (it waits for its acknowledgements up to the flush timeout, not ``timeout_s``)."""
+        self.commit_pending("window full")
+
     def start(self) -> bool:
         """Register the transactional id (fencing an older instance); False if stopped."""
         try:

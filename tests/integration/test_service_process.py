@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,48 @@ def test_sigkill_mid_stream_loses_nothing(
     record_property("duplicates_after_sigkill", duplicates)
     print(f"SIGKILL recovery: {total} records, {duplicates} duplicated outputs")
     assert len(seen) == total
+
+
+def test_sigkill_duplicates_at_most_the_window_and_one_commit_interval(
+    kafka_bootstrap: str, tmp_path: Path, record_property: pytest.RecordProperty
+) -> None:
+    """kill -9 three times mid-stream, restarted each time: each kill duplicates at most
+    batch.max_in_flight_records plus one commit interval of input (at the measured rate)."""
+    total, window, interval = 60_000, 500, 0.01
+    batch = {"max_records": 100, "commit_interval_s": interval, "max_in_flight_records": window}
+    stream = new_stream(kafka_bootstrap, tmp_path, partitions=3, batch=batch)
+    stream.fill(total)
+    rates = [kill_mid_stream(stream, tmp_path / f"kill{run}.log") for run in range(3)]
+    run_to_the_end(stream, tmp_path / "last.log", 120)
+    seen = stream.outputs_by_source()
+    duplicates = sum(n - 1 for n in seen.values())
+    bound = 3 * (window + max(rates) * interval)
+    record_property("duplicates_after_3_sigkills", duplicates)
+    print(f"3 x kill -9: {duplicates} duplicated outputs (bound {bound:.0f}, rates {rates})")
+    assert len(seen) == total
+    assert duplicates <= bound
+
+
+def kill_mid_stream(stream: Stream, log_path: Path) -> float:
+    """Start the service, kill -9 it once it has committed 3 times and reported 2,000 more
+    records; return its rate over those 2,000 (records/s, just before the kill)."""
+    service = ServiceProcess(stream.config, log_path).start()
+    try:
+        wait_until(lambda: service.commits() >= 3, 90, "3 commits in /status", interval=0.01)
+        start, before = time.monotonic(), records_reported(service)
+        wait_until(
+            lambda: records_reported(service) >= before + 2000, 30, "2,000 more records", 0.01
+        )
+        rate = (records_reported(service) - before) / (time.monotonic() - start)
+    finally:
+        service.kill()
+    assert not stream.all_consumed(), "killed too late to be mid-stream"
+    return rate
+
+
+def records_reported(service: ServiceProcess) -> int:
+    """Records reported delivered so far, from /status (0 when it does not answer)."""
+    return int(service.status().get("records", 0))
 
 
 def test_secrets_never_logged(kafka_bootstrap: str, tmp_path: Path) -> None:

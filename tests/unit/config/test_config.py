@@ -62,6 +62,13 @@ def test_defaults(tmp_path: Path) -> None:
     assert config.routes[0].max_payload_bytes < config.max_message_bytes
 
 
+def test_default_window_fits_a_larger_batch(tmp_path: Path) -> None:
+    """Unset, batch.max_in_flight_records is 5,000, or batch.max_records when that is larger."""
+    assert load(tmp_path, minimal()).batch_max_in_flight_records == 5000
+    larger = load(tmp_path, minimal(batch={"max_records": 8000}))
+    assert larger.batch_max_in_flight_records == 8000
+
+
 def test_env_overrides_nested_keys(tmp_path: Path) -> None:
     """SV_SECTION__KEY overrides a value, typed as a YAML scalar."""
     config = load(
@@ -104,12 +111,25 @@ def test_env_cannot_set_routes() -> None:
         ({"colour": 1}, "unknown key(s) colour (allowed: batch, kafka, metrics, routes, service)"),
         (
             {"batch": {"max_record": 5}},
-            "batch: unknown key(s) max_record (allowed: commit_interval_s, linger_s, max_records,",
+            "batch: unknown key(s) max_record (allowed: commit_interval_s, linger_s,"
+            " max_in_flight_records, max_records,",
         ),
         ({"batch": {"max_records": "many"}}, "batch.max_records: expected int, got str"),
         ({"batch": {"max_records": True}}, "batch.max_records: expected int, got bool"),
         ({"batch": {"max_records": 0}}, "batch.max_records: expected int >= 1, got 0"),
         ({"batch": {"linger_s": -0.1}}, "batch.linger_s: expected float >= 0.0, got -0.1"),
+        (
+            {"batch": {"max_in_flight_records": 0}},
+            "batch.max_in_flight_records: expected int >= 1, got 0",
+        ),
+        (
+            {"batch": {"max_in_flight_records": 100_001}},
+            "batch.max_in_flight_records: expected int <= 100000, got 100001",
+        ),
+        (
+            {"batch": {"max_records": 600, "max_in_flight_records": 599}},
+            "batch.max_in_flight_records (599) must be at least batch.max_records (600)",
+        ),
         ({"kafka": {"bootstrap": "x"}}, "kafka: unknown key(s) bootstrap (allowed:"),
         ({"kafka": {"settings": ["a"]}}, "kafka.settings: expected mapping, got list"),
         ({"service": {"log_level": "LOUD"}}, "service.log_level"),
