@@ -187,8 +187,9 @@ def test_every_problem_of_one_field_and_of_the_top_level_in_one_run(tmp_path: Pa
         " max_allowed_null_pct, name, rules, state, version)",
         "max_allowed_null_pct: expected int | float, got str '5'"
         " (a number in quotes is text: write it without the quotes)",
-        "fields[0] (field 'a'): unknown key(s) nulable (allowed: allow_non_finite, description,"
-        " max_age_s, max_future_s, max_value, min_value, name, nullable, require_timezone, type)",
+        "fields[0] (field 'a'): unknown key(s) nulable (allowed: allow_non_finite, allowed,"
+        " description, max_age_s, max_future_s, max_length, max_value, min_length, min_value,"
+        " name, nullable, pattern, require_timezone, type)",
         "fields[0].type (field 'a'): expected one of bool, datetime, float, int, str, got 'flot'",
         "fields[0].min_value (field 'a'): expected int | float | null, got str",
     ]
