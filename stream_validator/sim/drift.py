@@ -294,9 +294,7 @@ SCENARIOS: Final[dict[str, Scenario]] = {
         ),
         Scenario("bad_deploy", integrity.bad_deploy, 1.0, "every field renamed (PascalCase)"),
         Scenario("unknown_side", orders.unknown_side, 1.0, 'side "hold" (orders)', _ORDERS),
-        Scenario(
-            "upper_case_side", orders.upper_case_side, 1.0, 'side "BUY" (orders)', _ORDERS
-        ),
+        Scenario("upper_case_side", orders.upper_case_side, 1.0, 'side "BUY" (orders)', _ORDERS),
         Scenario("empty_order_id", orders.empty_order_id, 1.0, 'order_id "" (orders)', _ORDERS),
     )
 }
