@@ -76,9 +76,12 @@ def main() -> None:
         print(f"  {topic:22} {end_offsets(consumer, topic):>7}")
 
     envelope = sample_envelope(consumer, "md.ticks.dlq")
+    order = sample_envelope(consumer, "md.orders.dlq")
     consumer.close()
     print("\n=== a sample DLQ envelope (md.ticks.dlq)")
     print(json.dumps(envelope, indent=2)[:2500] if envelope else "  (none)")
+    print("\n=== a sample order's violations (md.orders.dlq)")
+    print(json.dumps(order["violations"], indent=2)[:1000] if order else "  (none)")
 
     events = [
         json.loads(line)
