@@ -7,7 +7,8 @@ record as ``validator_error`` and never aborts the batch.
 
 Flagged checks (fields and rules with action ``flag``): a record whose only violations are
 flagged ones is valid and counted in the report's flagged counts; a record with any other
-violation is quarantined, its flagged violations listed too, marked (``Violation.flagged``).
+violation is quarantined, its flagged violations listed after the others (so the first
+violation is one that quarantined it), marked (``Violation.flagged``).
 The fast path accepts no record breaking any field check, flagged or not, so what a flagged
 field lets through is always judged here.
 """
@@ -294,8 +295,10 @@ class BatchAccumulator:
             flagged = self._flagged_pairs(violations)
             if len(flagged) == len(violations):
                 return None, rules, flagged
-        if flagged:  # quarantined: its flagged violations are listed, marked
-            violations = [v.as_flagged() if self._is_flagged(v) else v for v in violations]
+        if flagged:  # quarantined: its flagged violations are listed after the others, marked
+            violations = [v for v in violations if not self._is_flagged(v)] + [
+                v.as_flagged() for v in violations if self._is_flagged(v)
+            ]
         if rules:
             violations = violations + self._checks.flag_violations(record, rules)
         return violations, rules, []

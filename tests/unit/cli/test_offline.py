@@ -309,6 +309,6 @@ def test_validate_dlq_entry_marks_flagged_violations(tmp_path: Path) -> None:
     main(["validate", "--contract", str(contract), str(source), "--dlq-out", str(dlq)])
     (entry,) = [json.loads(line) for line in dlq.read_text().splitlines()]
     assert [(v["field"], v.get("action")) for v in entry["violations"]] == [
-        ("qty", "flag"),
         ("px", None),
+        ("qty", "flag"),
     ]

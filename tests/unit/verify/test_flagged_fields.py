@@ -104,13 +104,14 @@ def test_rules_reading_a_flagged_field_that_failed_are_skipped() -> None:
 
 
 def test_other_violations_quarantine_and_list_the_flagged_ones_marked() -> None:
-    """With a quarantining violation, the record is quarantined; flagged ones say action flag."""
+    """With a quarantining violation, the record is quarantined; flagged ones follow the
+    others (the first violation quarantined it) and say action flag."""
     (quarantined,) = validate(order(px=-1.0, qty=0)).quarantined_records
     assert [(v.field, v.kind, v.flagged) for v in quarantined.violations] == [
-        ("px", "below_min", True),
         ("qty", "below_min", False),
+        ("px", "below_min", True),
     ]
-    assert [v.as_dict().get("action") for v in quarantined.violations] == ["flag", None]
+    assert [v.as_dict().get("action") for v in quarantined.violations] == [None, "flag"]
 
 
 def test_flagged_violations_of_quarantined_records_are_not_counted() -> None:
