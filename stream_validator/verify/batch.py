@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger(__name__)
 Payload = bytes | bytearray | memoryview | None
+_NONE: tuple[Any, ...] = ()  # no flag rules broken, no flagged fields
 
 
 class BatchAccumulator:
@@ -281,16 +282,16 @@ class BatchAccumulator:
 
     def _record_checks(
         self, record: Mapping[Any, Any], violations: list[Violation] | None
-    ) -> tuple[list[Violation] | None, list[str], list[tuple[str, str]]]:
+    ) -> tuple[list[Violation] | None, Sequence[str], Sequence[tuple[str, str]]]:
         """The rules and skew windows, on the fields that passed their own checks, then the
         flags: (violations, None when only flagged ones; the flag rules broken; the
         flagged (field, kind) pairs, when the record is valid)."""
-        rules: list[str] = []
+        rules: Sequence[str] = _NONE
         if self._checks_on:
             violations, rules = self._checks.check(record, violations, self._bounds)
         if violations is None:
-            return None, rules, []
-        flagged: list[tuple[str, str]] = []
+            return None, rules, _NONE
+        flagged: Sequence[tuple[str, str]] = _NONE
         if self._flag_fields:
             flagged = self._flagged_pairs(violations)
             if len(flagged) == len(violations):
@@ -300,8 +301,8 @@ class BatchAccumulator:
                 v.as_flagged() for v in violations if self._is_flagged(v)
             ]
         if rules:
-            violations = violations + self._checks.flag_violations(record, rules)
-        return violations, rules, []
+            violations = violations + self._checks.flag_violations(record, list(rules))
+        return violations, rules, _NONE
 
     def _is_flagged(self, violation: Violation) -> bool:
         name = violation.field
@@ -315,7 +316,7 @@ class BatchAccumulator:
     def _flagged_pairs(self, violations: list[Violation]) -> list[tuple[str, str]]:
         return [(str(v.field), str(v.kind)) for v in violations if self._is_flagged(v)]
 
-    def _count_flags(self, rules: list[str], fields: list[tuple[str, str]]) -> None:
+    def _count_flags(self, rules: Sequence[str], fields: Sequence[tuple[str, str]]) -> None:
         """Count a valid record's flagged breaches."""
         if rules or fields:
             self._flagged_records += 1
