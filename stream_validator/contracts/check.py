@@ -16,7 +16,7 @@ from stream_validator.contracts.model import (
     type_name,
 )
 from stream_validator.contracts.pattern import compile_pattern, pattern_problem
-from stream_validator.contracts.rulespec import RuleSpec
+from stream_validator.contracts.rulespec import RuleAction, RuleSpec
 from stream_validator.contracts.statespec import state_field_problems
 from stream_validator.errors import ContractError, RuleError
 
@@ -70,6 +70,8 @@ def field_problems(spec: object) -> list[str]:
         problems.append(f"{label}: allow_non_finite applies to float fields only")
     problems.extend(_time_problems(spec, label))
     problems.extend(_text_problems(spec, label))
+    if not isinstance(spec.action, RuleAction):
+        problems.append(f"{label}: action must be quarantine or flag, got {_preview(spec.action)}")
     return problems
 
 
@@ -238,7 +240,22 @@ def contract_problems(contract: object) -> list[str]:
     if contract.state is not None:
         types = {spec.name: spec.expected_type for spec in fields if isinstance(spec, FieldSpec)}
         problems.extend(state_field_problems(contract.state, types))
+        problems.extend(_flagged_state_problems(contract))
     return problems
+
+
+def _flagged_state_problems(contract: SchemaContract) -> list[str]:
+    """A field the per-symbol state reads must hold a checked value on every clean record."""
+    state = contract.state
+    if state is None:
+        return []
+    used = {state.key_field, state.sequence_field, state.event_time_field, *state.quote_fields}
+    return [
+        f"field {spec.name!r}: action flag is not allowed on a field the state section"
+        " reads (the per-symbol state needs its checked value)"
+        for spec in contract.fields
+        if isinstance(spec, FieldSpec) and spec.action == RuleAction.FLAG and spec.name in used
+    ]
 
 
 def check_contract(contract: object) -> None:

@@ -27,6 +27,7 @@ Format (see README, "Contract files")::
         pattern: '[A-Z0-9]{4}'      # str only: matches the whole value (contracts.pattern)
         min_length: 1               # str only: Unicode code points, inclusive
         max_length: 16
+        action: flag                # quarantine (default) | flag: every check of the field
     rules:                          # optional, see contracts.rulespec
       - name: crossed_book
         check: "bid <= ask"
@@ -56,7 +57,7 @@ from msgspec import Meta
 
 from stream_validator.contracts.check import contract_problems
 from stream_validator.contracts.model import SUPPORTED_TYPES, FieldSpec, SchemaContract
-from stream_validator.contracts.rulespec import RuleSpec, parse_rules
+from stream_validator.contracts.rulespec import RuleAction, RuleSpec, parse_rules
 from stream_validator.contracts.statespec import SymbolStateSpec, state_spec_from_mapping
 from stream_validator.errors import (
     ContractFileError,
@@ -89,6 +90,7 @@ class FieldDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     pattern: str | None = None
     min_length: int | None = None
     max_length: int | None = None
+    action: Literal["quarantine", "flag"] = "quarantine"
     description: str = ""
 
 
@@ -189,4 +191,5 @@ def _spec(doc: FieldDoc) -> FieldSpec:
         pattern=doc.pattern,
         min_length=doc.min_length,
         max_length=doc.max_length,
+        action=RuleAction(doc.action),
     )

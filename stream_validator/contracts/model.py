@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from stream_validator.contracts.rulespec import RuleSpec
+from stream_validator.contracts.rulespec import RuleAction, RuleSpec
 from stream_validator.contracts.statespec import SymbolStateSpec
 
 #: The Python types a field may declare, keyed by the name contract files use.
@@ -49,6 +49,10 @@ class FieldSpec:
     stored as a tuple). Str fields only: ``pattern`` must match the whole value (the syntax
     of ``contracts.pattern``); ``min_length``/``max_length`` count Unicode code points,
     inclusive.
+
+    ``action``: what a broken check of this field does (``RuleAction``): ``quarantine``
+    (the default), or ``flag``: the record flows to the clean topic when its only
+    violations are flagged ones, and the breach is counted (README, "Contract files").
     """
 
     name: str
@@ -64,11 +68,15 @@ class FieldSpec:
     pattern: str | None = None
     min_length: int | None = None
     max_length: int | None = None
+    action: RuleAction = RuleAction.QUARANTINE
 
     def __post_init__(self) -> None:
         value: object = self.allowed
         if isinstance(value, Iterable) and not isinstance(value, tuple | str | bytes):
             object.__setattr__(self, "allowed", tuple(value))
+        action: object = self.action
+        if isinstance(action, str) and action in RuleAction.__members__.values():
+            object.__setattr__(self, "action", RuleAction(action))  # "flag" is accepted too
 
     @property
     def has_text_checks(self) -> bool:

@@ -36,7 +36,8 @@ _KEYS: Final = frozenset({"name", "check", "action", "description"})
 
 
 class RuleAction(StrEnum):
-    """What a violated rule does to the record."""
+    """What a violated rule, or a broken check of a field (``FieldSpec.action``), does to
+    the record."""
 
     #: The record goes to the DLQ with kind ``rule_violation`` and ``rule=<name>``.
     QUARANTINE = "quarantine"

@@ -92,6 +92,9 @@ def set_route_metrics(
     contract's null ceiling, state counters and NaN/±Inf gauges."""
     contract = route.contract
     metrics.declare_route(route.name, contract.name)
+    metrics.declare_flags(
+        route.name, contract.name, [r.name for r in contract.rules if r.action == "flag"]
+    )
     nullable = [f.name for f in contract.fields if f.is_nullable]
     metrics.set_null_ceiling(contract.name, nullable, contract.max_allowed_null_pct)
     set_integrity_metrics(integrity, route)

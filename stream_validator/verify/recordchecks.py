@@ -5,7 +5,8 @@ missing ``bid`` is reported once (``missing_field``), never again by ``bid <= as
 
 * a rule with action ``quarantine`` that does not hold adds a ``rule_violation``
   (``rule`` = its name); one with action ``flag`` leaves the record valid and is counted
-  in the report's ``flagged_counts`` when the record ends valid;
+  in the report's ``flagged_counts`` when the record ends valid (a quarantined record's
+  DLQ entry lists it, marked flagged: ``flag_violations``);
 * a datetime field with ``max_future_s``/``max_age_s`` outside
   ``[now - max_age_s, now + max_future_s]`` adds a ``timestamp_out_of_range``. ``now`` is
   the time of validation the caller gives (None: no skew check); a value without an offset
@@ -155,6 +156,16 @@ class RecordChecks:
             violations = violations or []
             violations.append(_rule_violation(spec, record))
         return violations, flagged
+
+    def flag_violations(self, record: Mapping[Any, Any], names: list[str]) -> list[Violation]:
+        """The violations of the flag rules ``names`` the record broke, marked flagged (for
+        the DLQ entry of a record quarantined for its other violations)."""
+        wanted = set(names)
+        return [
+            _rule_violation(spec, record).as_flagged()
+            for spec, _ in self._rules
+            if spec.name in wanted
+        ]
 
     def screen(
         self,

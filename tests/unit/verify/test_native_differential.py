@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import random
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -92,6 +93,26 @@ STRING_CONTRACTS = [
     ),
 ]
 STRING_PAIRS = [verifier_pair(c, chunk) for c in STRING_CONTRACTS for chunk in (3, 256)]
+# Fields with action flag (a record whose only violations are theirs is valid): a bound,
+# a nullable int, a datetime with a skew window, a str with an enum, one with a pattern.
+FLAGGED = {"px", "qty", "at", "side", "venue"}
+
+
+def flagged(specs: list[FieldSpec]) -> list[FieldSpec]:
+    return [replace(s, action="flag") if s.name in FLAGGED else s for s in specs]
+
+
+FLAG_CONTRACTS = [
+    SchemaContract("diff", flagged(FIELDS), max_allowed_null_pct=20.0),
+    SchemaContract(
+        "diff",
+        flagged(TIMED + STRING_FIELDS),
+        max_allowed_null_pct=20.0,
+        forbid_unknown_fields=True,
+        rules=RULES,
+    ),
+]
+FLAG_PAIRS = [verifier_pair(c, chunk) for c in FLAG_CONTRACTS for chunk in (3, 256)]
 SIDES = ["buy", "sell", "b\u00e9", "\U0001f600", "Buy", "buy ", "", "hold", "be\u0301", "sell\x00"]
 VENUES = ["XN1", "AB123-cd", "AB12-c.", "ab1", "AB", "AB1234", "AB\u0661\u0662", "AB1\n", "XY9-Zz"]
 KINDS = ["-5", "0", "7", str(2**62), "-6", "1", "8", "7.0", "true", str(2**62 + 1), '"7"']
@@ -312,6 +333,9 @@ def summary(report: object) -> dict[str, object]:
         "counts": report.violation_counts,  # type: ignore[attr-defined]
         "records": list(report.valid_records),  # type: ignore[attr-defined]
         "flagged": report.flagged_counts,  # type: ignore[attr-defined]
+        "flagged_fields": report.flagged_field_counts,  # type: ignore[attr-defined]
+        "flagged_records": report.flagged_records,  # type: ignore[attr-defined]
+        "rule_counts": report.rule_violation_counts,  # type: ignore[attr-defined]
     }
 
 
@@ -324,6 +348,8 @@ def summary(report: object) -> dict[str, object]:
     st.one_of(
         st.tuples(st.sampled_from(PAIRS), payloads()),
         st.tuples(st.sampled_from(STRING_PAIRS), payloads(strings=True)),
+        st.tuples(st.sampled_from(FLAG_PAIRS[:2]), payloads()),
+        st.tuples(st.sampled_from(FLAG_PAIRS[2:]), payloads(strings=True)),
     ),
     st.sampled_from([None, NOW]),
 )
@@ -331,8 +357,8 @@ def test_fast_path_and_full_rules_agree(
     pair_and_batch: tuple[tuple[object, object], list[bytes | None]], now: datetime | None
 ) -> None:
     """Same valid/quarantined split, violations, null counts/rates, unknown fields and
-    flagged rules, with and without a time of validation (and with allowed, pattern and
-    length checks)."""
+    flagged rules and fields, with and without a time of validation (and with allowed,
+    pattern and length checks)."""
     (fast, full), batch = pair_and_batch
     expected = summary(full.validate_payloads(batch, now=now))  # type: ignore[attr-defined]
     assert summary(fast.validate_payloads(batch, now=now)) == expected  # type: ignore[attr-defined]
@@ -398,7 +424,7 @@ SURROGATE = FULL.replace(b'"sym":"A"', b'"sym":"\\ud83d\\ude00"')
 def test_adversarial_boundaries_agree(batch: list[bytes], caplog: pytest.LogCaptureFixture) -> None:
     """Payloads built to shift element boundaries of a joined decode get the rules' verdict,
     from the fast path itself (not from its fallback on an error)."""
-    for fast, full in PAIRS:
+    for fast, full in PAIRS + FLAG_PAIRS[:2]:
         got = summary(fast.validate_payloads(batch))  # type: ignore[attr-defined]
         assert got == summary(full.validate_payloads(batch))  # type: ignore[attr-defined]
     assert not caplog.records

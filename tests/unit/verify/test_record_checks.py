@@ -96,7 +96,22 @@ def test_null_side_of_the_book_skips_the_rule() -> None:
 def test_quarantined_record_is_not_counted_as_flagged() -> None:
     """A record quarantined for another reason adds nothing to flagged_counts."""
     report = validate(tick(bid=100.0, ts="2026-12-01T10:00:00"))
-    assert kinds(report) == [["type_mismatch"]] and not report.flagged_counts
+    assert kinds(report) == [["type_mismatch", "rule_violation"]]
+    assert not report.flagged_counts and report.flagged_records == 0
+
+
+def test_quarantined_record_lists_its_flag_rules_marked() -> None:
+    """A quarantined record's DLQ entry lists the flag rule it broke, with action flag."""
+    (quarantined,) = validate(tick(bid=100.0, ts="2026-12-01T10:00:00")).quarantined_records
+    assert [v.as_dict().get("action") for v in quarantined.violations] == [None, "flag"]
+    assert quarantined.violations[1].rule == "locked_book"
+
+
+def test_flag_rules_of_a_quarantined_record_are_not_violation_counts() -> None:
+    """violation_counts and rule_violation_counts count what quarantined, not the flags."""
+    report = validate(tick(bid=100.0, ts="2026-12-01T10:00:00"), tick(bid=101.0))
+    assert report.counts_by_kind() == {"type_mismatch": 1, "rule_violation": 1}
+    assert report.rule_violation_counts == Counter({"crossed_book": 1})
 
 
 @pytest.mark.parametrize(
