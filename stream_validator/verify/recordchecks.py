@@ -26,6 +26,7 @@ from itertools import compress
 from typing import Any, Final, NamedTuple
 
 from stream_validator.contracts.expr_eval import compile_rule, failing_link
+from stream_validator.contracts.exprtree import render
 from stream_validator.contracts.model import SchemaContract
 from stream_validator.contracts.rulespec import RuleAction, RuleSpec
 from stream_validator.verify.render import show
@@ -77,7 +78,7 @@ class RecordChecks:
 
     def __init__(self, contract: SchemaContract) -> None:
         self._rules: tuple[tuple[RuleSpec, Callable[[Mapping[str, object]], bool]], ...] = tuple(
-            (spec, compile_rule(spec.expr)) for spec in contract.rules
+            (spec, compile_rule(spec.expr, spec.text_fields)) for spec in contract.rules
         )
         # A shortcut for the common record whose every rule holds (see structrules).
         self._sure = compile_sure_holds(contract)
@@ -181,7 +182,9 @@ class RecordChecks:
 
 
 def _rule_violation(spec: RuleSpec, record: Mapping[Any, Any]) -> Violation:
-    link = failing_link(spec.expr, record) or spec.canonical
+    link = failing_link(spec.body, record, spec.text_fields) or spec.canonical
+    if spec.condition is not None:
+        link += f" when {render(spec.condition)}"
     values = ", ".join(f"{name}={show(record.get(name))}" for name in sorted(spec.fields))
     return Violation(
         None,

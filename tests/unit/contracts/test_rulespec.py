@@ -132,6 +132,6 @@ def test_rule_spec_of_parses_and_renders_canonically() -> None:
 
 
 def test_rule_spec_of_checks_fields_when_given_types() -> None:
-    """RuleSpec.of with field types refuses a non-numeric field."""
-    with pytest.raises(RuleError, match="field 'symbol' at column 1 is str"):
+    """RuleSpec.of with field types refuses a str field compared with a number."""
+    with pytest.raises(RuleError, match="str field 'symbol' at column 1 is compared with a number"):
         RuleSpec.of("x", "symbol > 0", field_types=TYPES)
