@@ -295,7 +295,7 @@ def _compile_condition(expr: Expr, text: frozenset[str]) -> RuleCheck:
     return _compile_link(left, expr.ops[0], right)
 
 
-def _plain(expr: Expr, text: frozenset[str]) -> bool:
+def plain(expr: Expr, text: frozenset[str]) -> bool:
     """A conjunction of numeric comparisons, compiled as link checks in a loop."""
     return not uses_extensions(expr) and not (fields_of(expr) & text)
 
@@ -303,7 +303,7 @@ def _plain(expr: Expr, text: frozenset[str]) -> bool:
 def compile_rule(expr: Expr, text: frozenset[str] = frozenset()) -> RuleCheck:
     """A function telling whether a record satisfies the rule (see the module docstring);
     ``text``: the str fields among those it reads (their comparisons are string ones)."""
-    if not _plain(expr, text):
+    if not plain(expr, text):
         return _compile_condition(normal_form(expr), text)
     checks = tuple(_compile_link(*link) for link in links(expr))
     if len(checks) == 1:
