@@ -297,9 +297,7 @@ def _negations(children: st.SearchStrategy[Expr]) -> st.SearchStrategy[Expr]:
 membership = st.builds(
     In,
     arithmetic,
-    st.lists(st.sampled_from([0, 1, -1, 2.5, 1000]).map(Const), min_size=1, max_size=3).map(
-        tuple
-    ),
+    st.lists(st.sampled_from([0, 1, -1, 2.5, 1000]).map(Const), min_size=1, max_size=3).map(tuple),
     st.booleans(),
 )
 logic = st.recursive(st.one_of(comparison, membership), _negations, max_leaves=5)
