@@ -109,7 +109,8 @@ _ESCAPES: Final = frozenset("\\'\"")
 
 def _string(text: str, start: int) -> tuple[str, int]:
     """The value of the string constant opening at ``start`` and the offset after it."""
-    quote, out, i = text[start], [], start + 1
+    quote, i = text[start], start + 1
+    out: list[str] = []
     while i < len(text):
         char = text[i]
         if char == quote:
@@ -182,9 +183,7 @@ class _Parser:
     def conjunct(self) -> Expr:
         return self._joined("and", self.negation, And)
 
-    def _joined(
-        self, word: str, operand: Callable[[], Expr], node: type[And] | type[Or]
-    ) -> Expr:
+    def _joined(self, word: str, operand: Callable[[], Expr], node: type[And] | type[Or]) -> Expr:
         first = operand()
         terms = [first]
         while self.at(word):

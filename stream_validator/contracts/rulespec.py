@@ -38,7 +38,7 @@ from stream_validator.contracts.expr import (
     render,
     text_fields,
 )
-from stream_validator.contracts.exprtree import Compare, Field, In, Str
+from stream_validator.contracts.exprtree import And, Compare, Field, In, Str
 from stream_validator.errors import RuleListError
 
 _NAME: Final = re.compile(r"[a-z][a-z0-9_]{0,63}")
@@ -116,12 +116,12 @@ def _compared_with_strings(expr: Expr) -> frozenset[str]:
     def walk(node: Expr) -> None:
         if isinstance(node, In) and isinstance(node.values[0], Str):
             out.update(fields_of(node.operand))
-        elif isinstance(node, Compare):
-            if any(isinstance(operand, Str) for operand in node.operands):
-                out.update(o.name for o in node.operands if isinstance(o, Field))
-        for child in getattr(node, "terms", ()) or ():
-            walk(child)
-        if isinstance(node, Not):
+        elif isinstance(node, Compare) and any(isinstance(o, Str) for o in node.operands):
+            out.update(o.name for o in node.operands if isinstance(o, Field))
+        elif isinstance(node, And | Or):
+            for child in node.terms:
+                walk(child)
+        elif isinstance(node, Not):
             walk(node.operand)
 
     walk(expr)

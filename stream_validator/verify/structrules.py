@@ -26,8 +26,9 @@ a ``not in`` on a computed number also requires it not to be NaN.
 The generated source holds no contract data: fields are read as ``s.f<i>`` (the Struct's
 own attribute names) or ``s[k<i>]`` (a mapping, the key bound as a constant) into locals,
 and constants (numbers, strings, the sets of an ``in`` list) are bound in the function's
-namespace, never written into the source (``rule_source`` gives it, for tests). ``compile_sure_holds`` is the same
-check on a decoded mapping: the full rules skip evaluating rule by rule when it passes.
+namespace, never written into the source (``rule_source`` gives it, for tests).
+``compile_sure_holds`` is the same check on a decoded mapping: the full rules skip
+evaluating rule by rule when it passes.
 """
 
 from __future__ import annotations
