@@ -51,6 +51,7 @@ from stream_validator.contracts.exprtree import (
     fields_of,
 )
 from stream_validator.contracts.model import SchemaContract
+from stream_validator.contracts.rulespec import RuleSpec
 
 
 class RuleDeclined(ValueError):
@@ -75,6 +76,13 @@ def _number(expr: Expr, names: dict[str, str], ns: dict[str, Any]) -> str:
         left, right = _number(expr.left, names, ns), _number(expr.right, names, ns)
         return f"({left} {expr.op} {right})"
     raise TypeError("expected a number, got a condition")
+
+
+def text_of(contract: SchemaContract, rule: RuleSpec) -> frozenset[str]:
+    """The str fields a rule reads, from the contract's declarations (a RuleSpec built
+    without field types knows only those compared with a string constant)."""
+    declared = {spec.name for spec in contract.fields if spec.expected_type is str}
+    return rule.text_fields | (rule.fields & declared)
 
 
 def _bind(ns: dict[str, Any], value: object) -> str:
@@ -133,11 +141,11 @@ def rule_source(
     tests: list[str] = []
     guarded: list[str] = []  # each link, holding when a field it reads is null
     for rule in contract.rules:
-        form = normal_form(rule.expr)
+        form, text = normal_form(rule.expr), text_of(contract, rule)
         for term in form.terms if isinstance(form, And) else (form,):
-            test = source.condition(term, rule.text_fields, False)
+            test = source.condition(term, text, False)
             tests.append(f"({test})" if isinstance(term, Or) else test)
-            guarded.append(source.condition(term, rule.text_fields, True))
+            guarded.append(source.condition(term, text, True))
     read = sorted({name for rule in contract.rules for name in rule.fields})
     for i, name in enumerate(read):
         ns[f"k{i}"] = name

@@ -214,3 +214,14 @@ def test_when_rule_quarantines_only_where_its_condition_holds() -> None:
             " (order_type='limit', price=0.0)"
         )
         assert report.flagged_counts == {"known_side": 1}
+
+
+def test_rule_built_without_types_compares_declared_str_fields_as_strings() -> None:
+    """``RuleSpec.of`` without field types: the contract's str declarations still make
+    ``side == venue`` a string comparison, on both paths."""
+    fields = [FieldSpec("side", str), FieldSpec("venue", str)]
+    contract = SchemaContract("c", fields, rules=[RuleSpec.of("same", "side == venue")])
+    payloads = [b'{"side":"a","venue":"a"}', b'{"side":"a","venue":"b"}']
+    for fast in (True, False):
+        report = DataSchemaContractVerifier(contract, fast_path=fast).validate_payloads(payloads)
+        assert report.valid_indices == [0]
