@@ -27,11 +27,12 @@ from itertools import compress
 from typing import Any, Final, NamedTuple
 
 from stream_validator.contracts.expr_eval import compile_rule, failing_link
+from stream_validator.contracts.exprtree import render
 from stream_validator.contracts.model import SchemaContract
 from stream_validator.contracts.rulespec import RuleAction, RuleSpec
 from stream_validator.verify.render import show
 from stream_validator.verify.report import Violation, ViolationKind
-from stream_validator.verify.structrules import RuleDeclined, compile_sure_holds
+from stream_validator.verify.structrules import RuleDeclined, compile_sure_holds, text_of
 
 MARGIN: Final = timedelta(seconds=1)
 
@@ -74,11 +75,12 @@ def _shift(now: datetime, delta: timedelta | None, sign: int) -> datetime | None
 class RecordChecks:
     """The rules and skew windows of one contract, compiled once."""
 
-    __slots__ = ("_rules", "_sure", "_windows")
+    __slots__ = ("_rules", "_sure", "_text", "_windows")
 
     def __init__(self, contract: SchemaContract) -> None:
+        self._text = {spec.name: text_of(contract, spec) for spec in contract.rules}
         self._rules: tuple[tuple[RuleSpec, Callable[[Mapping[str, object]], bool]], ...] = tuple(
-            (spec, compile_rule(spec.expr)) for spec in contract.rules
+            (spec, compile_rule(spec.expr, self._text[spec.name])) for spec in contract.rules
         )
         # A shortcut for the common record whose every rule holds (see structrules).
         self._sure = compile_sure_holds(contract)
@@ -154,7 +156,7 @@ class RecordChecks:
                 flagged.append(spec.name)
                 continue
             violations = violations or []
-            violations.append(_rule_violation(spec, record))
+            violations.append(_rule_violation(spec, record, self._text[spec.name]))
         return violations, flagged
 
     def flag_violations(self, record: Mapping[Any, Any], names: list[str]) -> list[Violation]:
@@ -191,8 +193,10 @@ class RecordChecks:
         return out
 
 
-def _rule_violation(spec: RuleSpec, record: Mapping[Any, Any]) -> Violation:
-    link = failing_link(spec.expr, record) or spec.canonical
+def _rule_violation(spec: RuleSpec, record: Mapping[Any, Any], text: frozenset[str]) -> Violation:
+    link = failing_link(spec.body, record, text) or spec.canonical
+    if spec.condition is not None:
+        link += f" when {render(spec.condition)}"
     values = ", ".join(f"{name}={show(record.get(name))}" for name in sorted(spec.fields))
     return Violation(
         None,

@@ -130,7 +130,8 @@ def test_rule_problems_name_the_file_and_the_rule_path(tmp_path: Path) -> None:
         + "  - {name: r3, check: 'a < b', action: drop}\n"
     )
     assert problems(tmp_path, text) == [
-        "rules[0] (r1).check: field 'c' at column 6 is str; rules compare int and float fields",
+        "rules[0] (r1).check: numeric field 'a' at column 1 is compared with str field 'c' at"
+        " column 6; compare a str field with a string ('limit') and a number field with a number",
         "rules[1] (r2).check: unexpected character '=' (use '==') at column 3",
         "rules[2] (r3): 'action' must be quarantine or flag, got 'drop'",
     ]

@@ -82,6 +82,32 @@ STRING_FIELDS = [
     FieldSpec("note", str, is_nullable=True, min_length=1, max_length=3),
 ]
 STRING_NAMES = [spec.name for spec in STRING_FIELDS]
+TYPES = {spec.name: spec.expected_type for spec in FIELDS + STRING_FIELDS}
+# Rules with every construct beyond a conjunction of comparisons: or, not, in / not in
+# (numbers, strings, a computed operand, negative items), string constants with escapes,
+# str fields compared with each other, and when/check.
+EXTENDED_RULES = [
+    RuleSpec.of("or_zero", "bid <= px or bid == 0", field_types=TYPES),
+    RuleSpec.of("limit_px", "px > 500000", "flag", TYPES, when="side == 'buy'"),
+    RuleSpec.of("sides", "side in ['buy', 'b\u00e9'] or venue != 'XN1'", "flag", TYPES),
+    RuleSpec.of("kinds", "kind not in [0, -5] or note == 'a'", "flag", TYPES),
+    RuleSpec.of("not_in", "not (qty in [1, 2, 3]) or seq > 5", field_types=TYPES),
+    RuleSpec.of("computed", "not side == venue and kind / seq not in [0, 7]", "flag", TYPES),
+    RuleSpec.of("scaled", "qty * 2 in [-10, 4, 0.0] or not bid > 0.97 * px", "flag", TYPES),
+    RuleSpec.of(
+        "quoted",
+        r"""note not in ['x\'y', "abc", 'a\\'] or not (kind > 0 or qty < 0)""",
+        "flag",
+        TYPES,
+    ),
+    RuleSpec.of("nested", "not (not side != 'sell' and (bid < 0 or size_z < -1e8))", "flag", TYPES),
+    RuleSpec.of(
+        "when_in",
+        "bid > 0 and bid <= px",
+        when="venue in ['XN1', 'AB123-cd'] and kind == 7",
+        field_types=TYPES,
+    ),
+]
 STRING_CONTRACTS = [
     SchemaContract("diff", FIELDS + STRING_FIELDS, max_allowed_null_pct=20.0),
     SchemaContract(
@@ -90,6 +116,9 @@ STRING_CONTRACTS = [
         max_allowed_null_pct=20.0,
         forbid_unknown_fields=True,
         rules=RULES,
+    ),
+    SchemaContract(
+        "diff", TIMED + STRING_FIELDS, max_allowed_null_pct=20.0, rules=RULES + EXTENDED_RULES
     ),
 ]
 STRING_PAIRS = [verifier_pair(c, chunk) for c in STRING_CONTRACTS for chunk in (3, 256)]

@@ -186,3 +186,57 @@ def test_timestamp_options_are_checked(spec: FieldSpec, problem: str) -> None:
     """Timestamp options on the wrong type or with a bad value are contract errors."""
     with pytest.raises(ValueError, match=problem):
         DataSchemaContractVerifier(SchemaContract("c", [spec]))
+
+
+ORDER_FIELDS = [
+    FieldSpec("order_type", str, is_nullable=True),
+    FieldSpec("side", str),
+    FieldSpec("price", float, is_nullable=True),
+]
+ORDER_TYPES = {spec.name: spec.expected_type for spec in ORDER_FIELDS}
+ORDER = SchemaContract(
+    "orders",
+    ORDER_FIELDS,
+    max_allowed_null_pct=100.0,
+    rules=[
+        RuleSpec.of(
+            "limit_price", "price > 0", field_types=ORDER_TYPES, when="order_type == 'limit'"
+        ),
+        RuleSpec.of("known_side", "side in ['buy', 'sell']", "flag", ORDER_TYPES),
+    ],
+)
+
+
+def test_when_rule_quarantines_only_where_its_condition_holds() -> None:
+    """A limit order without a price is quarantined, naming the condition; a market order
+    or a null order type passes; an unknown side is flagged. Fast path and full rules agree."""
+    records = [
+        {"order_type": "limit", "side": "buy", "price": 0.0},
+        {"order_type": "market", "side": "sell", "price": 0.0},
+        {"order_type": None, "side": "sell", "price": 0.0},
+        {"order_type": "limit", "side": "hold", "price": 2.0},
+    ]
+    payloads = [json.dumps(r).encode() for r in records]
+    reports = [
+        DataSchemaContractVerifier(ORDER, fast_path=fast).validate_payloads(payloads)
+        for fast in (True, False)
+    ]
+    for report in reports:
+        assert report.valid_indices == [1, 2, 3]
+        ((violation,),) = [q.violations for q in report.quarantined_records]
+        assert violation.message == (
+            "rule 'limit_price' does not hold: price > 0 when order_type == 'limit'"
+            " (order_type='limit', price=0.0)"
+        )
+        assert report.flagged_counts == {"known_side": 1}
+
+
+def test_rule_built_without_types_compares_declared_str_fields_as_strings() -> None:
+    """``RuleSpec.of`` without field types: the contract's str declarations still make
+    ``side == venue`` a string comparison, on both paths."""
+    fields = [FieldSpec("side", str), FieldSpec("venue", str)]
+    contract = SchemaContract("c", fields, rules=[RuleSpec.of("same", "side == venue")])
+    payloads = [b'{"side":"a","venue":"a"}', b'{"side":"a","venue":"b"}']
+    for fast in (True, False):
+        report = DataSchemaContractVerifier(contract, fast_path=fast).validate_payloads(payloads)
+        assert report.valid_indices == [0]
