@@ -164,7 +164,7 @@ class RecordChecks:
         the DLQ entry of a record quarantined for its other violations)."""
         wanted = set(names)
         return [
-            _rule_violation(spec, record).as_flagged()
+            _rule_violation(spec, record, self._text[spec.name]).as_flagged()
             for spec, _ in self._rules
             if spec.name in wanted
         ]
