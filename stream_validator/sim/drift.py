@@ -264,7 +264,7 @@ SCENARIOS: Final[dict[str, Scenario]] = {
         Scenario("field_rename", field_rename, 1.0, "rename a field (ask_sz -> ask_volume)"),
         Scenario("string_prices", string_prices, 1.0, 'prices as strings ("190.25")'),
         Scenario("nan_prices", nan_prices, 1.0, "a NaN literal in the raw JSON"),
-        Scenario("null_bid_spike", null_bid_spike, 0.3, "bid side null (default 30%)"),
+        Scenario("null_bid_spike", null_bid_spike, 0.3, "bid side null (default share 0.3)"),
         Scenario("bool_volumes", bool_volumes, 1.0, "sizes as true"),
         Scenario("garbage", garbage, 1.0, "not JSON (bad UTF-8, noise, truncated)"),
         Scenario("tombstone", tombstone, 1.0, "null value (Kafka tombstone)"),
