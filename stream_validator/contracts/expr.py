@@ -11,7 +11,9 @@ minus)::
     atom       := NUMBER | FIELD | "(" rule ")"
 
 A chain ``low <= open <= high`` means ``low <= open and open <= high``. FIELD is an
-identifier (``[A-Za-z_][A-Za-z0-9_]*``, not ``and``); NUMBER is a decimal literal with an
+identifier (``[A-Za-z_][A-Za-z0-9_]*``, not ``and``) or a path of them into object fields
+(``book.bid``); rules cannot index arrays (``levels[0].price`` is refused, saying to check
+items with the item spec's own checks). NUMBER is a decimal literal with an
 optional exponent (``5``, ``0.05``, ``1.5e-3``), never negative (``-5`` is a unary minus).
 
 What must hold after ``parse_rule``: the rule is boolean at the top, every comparison
@@ -70,10 +72,15 @@ COMPARISONS: Final = ("<=", ">=", "==", "!=", "<", ">")
 _INT64: Final = 2**63
 _TOKEN: Final = re.compile(
     r"\s*(?:(?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
-    r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
+    r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)"
     r"|(?P<op><=|>=|==|!=|[<>()+\-*/]))",
     re.ASCII,  # no Unicode digits in numbers or names: '٣' is not 3 in a contract
 )
+_ARRAY_HINT: Final = (
+    ": rules cannot index arrays; check each item with the array's items spec"
+    " (min_value, max_value, allowed, ...) or read an object field by path (book.bid)"
+)
+_HINTS: Final = {"[": _ARRAY_HINT, "]": _ARRAY_HINT}
 _UNSUPPORTED: Final = {
     "or": "'or' is not supported: write two rules",
     "not": "'not' is not supported: write the opposite comparison",
@@ -95,7 +102,7 @@ def _tokens(text: str) -> list[tuple[str, str, int]]:
                 out.append(("end", "", len(text)))
                 return out
             start = len(text) - len(rest)
-            hint = " (use '==')" if rest[0] == "=" else ""
+            hint = " (use '==')" if rest[0] == "=" else _HINTS.get(rest[0], "")
             raise RuleError(f"unexpected character {rest[0]!r}{hint}", start + 1)
         kind, start = match.lastgroup, match.start(match.lastgroup)
         token = match.group(kind)
@@ -242,12 +249,25 @@ def check_rule(expr: Expr, field_types: Mapping[str, type]) -> frozenset[str]:
     for name, pos in sorted(field_positions(expr), key=lambda item: item[1]):
         declared = field_types.get(name)
         if declared is None:
-            problems.append(f"unknown field {name!r} at column {pos + 1}")
+            problems.append(f"unknown field {name!r} at column {pos + 1}{_path_hint(name, field_types)}")
         elif declared is bool or declared not in (int, float):
             label = getattr(declared, "__name__", repr(declared))
+            label = {"dict": "an object", "list": "an array"}.get(label, label)
             problems.append(
                 f"field {name!r} at column {pos + 1} is {label}; rules compare int and float fields"
             )
     if problems:
         raise RuleError("; ".join(problems))
     return fields_of(expr)
+
+
+def _path_hint(name: str, field_types: Mapping[str, type]) -> str:
+    """Why a dotted path is not a field: it goes through an array, or not an object."""
+    parts = name.split(".")
+    for end in range(1, len(parts)):
+        declared = field_types.get(".".join(parts[:end]))
+        if declared is list:
+            return _ARRAY_HINT.replace(";", f" ({'.'.join(parts[:end])!r} is an array);", 1)
+        if declared is not None and declared is not dict:
+            return f" ({'.'.join(parts[:end])!r} is not an object)"
+    return ""

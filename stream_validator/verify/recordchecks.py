@@ -3,6 +3,8 @@
 They run on a record's fields only when those fields passed their own checks, so a
 missing ``bid`` is reported once (``missing_field``), never again by ``bid <= ask``:
 
+* a rule reads a nested object field by path (``book.bid``); it is skipped when that
+  field or an object above it (``book``) failed its own check;
 * a rule with action ``quarantine`` that does not hold adds a ``rule_violation``
   (``rule`` = its name); one with action ``flag`` leaves the record valid and is counted
   in the report's ``flagged_counts`` when the record ends valid;
@@ -20,7 +22,7 @@ the rules inside its decode: ``structrules``.)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from itertools import compress
 from typing import Any, Final, NamedTuple
@@ -70,14 +72,64 @@ def _shift(now: datetime, delta: timedelta | None, sign: int) -> datetime | None
         return None
 
 
+class PathView(Mapping[str, Any]):
+    """A record read by path: ``view.get("book.bid")`` is ``record["book"]["bid"]``, None
+    when a step is missing or not a mapping (the rule's link then holds, as for a null);
+    a name without a dot is read as it is."""
+
+    __slots__ = ("_record",)
+
+    def __init__(self, record: Mapping[Any, Any]) -> None:
+        self._record = record
+
+    def __getitem__(self, name: str) -> Any:
+        record = self._record
+        if name in record or "." not in name:
+            return record[name]
+        value: Any = record
+        for step in name.split("."):
+            if not isinstance(value, Mapping):
+                raise KeyError(name)
+            value = value[step]
+        return value
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._record)
+
+    def __len__(self) -> int:
+        return len(self._record)
+
+
+def _with_parents(names: frozenset[str]) -> frozenset[str]:
+    """The paths a rule reads and every object above them: ``book.bid`` -> ``book``."""
+    out = set(names)
+    for name in names:
+        parts = name.split(".")
+        out.update(".".join(parts[:end]) for end in range(1, len(parts)))
+    return frozenset(out)
+
+
 class RecordChecks:
     """The rules and skew windows of one contract, compiled once."""
 
-    __slots__ = ("_rules", "_sure", "_windows")
+    __slots__ = ("_deps", "_paths", "_rules", "_sure", "_windows")
 
     def __init__(self, contract: SchemaContract) -> None:
         self._rules: tuple[tuple[RuleSpec, Callable[[Mapping[str, object]], bool]], ...] = tuple(
             (spec, compile_rule(spec.expr)) for spec in contract.rules
+        )
+        declared = set(contract.field_names)
+        # The rules read nested paths: they see the record through a PathView.
+        self._paths = any(not spec.fields <= declared for spec in contract.rules)
+        # Per rule, the fields whose failure skips it (with the objects above a path).
+        self._deps = tuple(
+            _with_parents(spec.fields) if self._paths else spec.fields for spec in contract.rules
         )
         # A shortcut for the common record whose every rule holds (see structrules).
         self._sure = compile_sure_holds(contract)
@@ -144,8 +196,10 @@ class RecordChecks:
                 return violations, flagged
         if violations and not bounds:  # the set is only needed here: most bad records
             failed = {v.field for v in violations}  # return above without it
-        for spec, holds in self._rules:
-            if failed and not failed.isdisjoint(spec.fields):
+        if self._paths:
+            record = PathView(record)
+        for (spec, holds), deps in zip(self._rules, self._deps, strict=True):
+            if failed and not failed.isdisjoint(deps):
                 continue
             if holds(record):
                 continue

@@ -126,8 +126,11 @@ def compile_post_init(contract: SchemaContract) -> Callable[[Any], None] | None:
 def compile_sure_holds(contract: SchemaContract) -> Callable[[Any], None] | None:
     """The same check on a decoded mapping (the full rules' shortcut): a missing key, a
     null, a str or a NaN never passes it, so only a record whose rules surely hold does.
-    None as well when the rules are too deep to compile (each rule is then judged)."""
+    None as well when the rules are too deep to compile or read a nested path (``book.bid``):
+    each rule is then judged."""
     load = {spec.name: "s[{key}]" for spec in contract.fields}
+    if any(not rule.fields <= load.keys() for rule in contract.rules):
+        return None
     try:
         return _compile(contract, load, False, "rule shortcut")
     except RulesTooDeep:
