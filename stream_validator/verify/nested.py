@@ -75,7 +75,10 @@ class _Found:
         """The scalar (or container type) checks of ``value`` at ``path``."""
         named = self.named
         if len(named) < MAX_NAMED_VIOLATIONS:
-            _check_field(rule._replace(name=path), value, named, self.nulls)
+            # The list returned, not ``named``: an empty list may be replaced, not extended.
+            more, _, _ = _check_field(rule._replace(name=path), value, named, self.nulls)
+            if more is not None and more is not named:
+                named.extend(more)
             return
         more, _, _ = _check_field(rule._replace(name=path), value, None, self.nulls)
         if more:
