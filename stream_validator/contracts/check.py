@@ -109,8 +109,7 @@ def _nested_problems(spec: FieldSpec, label: str, path: str, depth: int) -> list
             problems.append(f"{label}: {name} applies to array fields only")
         elif not _is_int(count) or not 0 <= count <= MAX_ITEMS_LIMIT:
             problems.append(
-                f"{label}: {name} must be an int from 0 to {MAX_ITEMS_LIMIT},"
-                f" got {_preview(count)}"
+                f"{label}: {name} must be an int from 0 to {MAX_ITEMS_LIMIT}, got {_preview(count)}"
             )
     lo, hi = spec.min_items, spec.max_items
     if is_array and _is_int(lo) and (hi is None or _is_int(hi)) and lo > spec.item_limit:  # type: ignore[operator]

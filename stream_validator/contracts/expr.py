@@ -249,7 +249,9 @@ def check_rule(expr: Expr, field_types: Mapping[str, type]) -> frozenset[str]:
     for name, pos in sorted(field_positions(expr), key=lambda item: item[1]):
         declared = field_types.get(name)
         if declared is None:
-            problems.append(f"unknown field {name!r} at column {pos + 1}{_path_hint(name, field_types)}")
+            problems.append(
+                f"unknown field {name!r} at column {pos + 1}{_path_hint(name, field_types)}"
+            )
         elif declared is bool or declared not in (int, float):
             label = getattr(declared, "__name__", repr(declared))
             label = {"dict": "an object", "list": "an array"}.get(label, label)

@@ -22,7 +22,8 @@ once, under its metric path (``levels[].size``), so null rates stay 0-100.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, Final
 
@@ -262,3 +263,43 @@ class NestedInspector(RecordInspector):
             unknown = (unknown or []) + list(drift)
         return violations, (sorted(set(nulls)) if nulls else None), unknown
 
+    def explain_overflow(
+        self, record: Mapping[Any, Any], payload: bytes, violations: list[Violation]
+    ) -> list[Violation]:
+        """As the base class, reading each violation's value by its path."""
+        return super().explain_overflow(_ByPath(record), payload, violations)
+
+
+_STEP: Final = re.compile(r"\[(\d+)\]|\.?([^.\[\]]+)")
+
+
+class _ByPath(Mapping[str, Any]):
+    """``get(path)``: the value at a violation's path (``levels[3].price``), None if absent."""
+
+    __slots__ = ("_record",)
+
+    def __init__(self, record: Mapping[Any, Any]) -> None:
+        self._record = record
+
+    def __getitem__(self, path: str) -> Any:
+        return self.get(path)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._record)
+
+    def __len__(self) -> int:
+        return len(self._record)
+
+    def get(self, path: str, default: Any = None) -> Any:  # type: ignore[override]
+        record = self._record
+        if path in record:
+            return record[path]
+        value: object = record
+        for index, name in _STEP.findall(path):
+            if index and isinstance(value, list | tuple) and int(index) < len(value):
+                value = value[int(index)]
+            elif name and isinstance(value, Mapping):
+                value = value.get(name)
+            else:
+                return default
+        return value

@@ -122,7 +122,9 @@ def test_skew_windows_are_refused_below_the_top_level() -> None:
     from datetime import datetime
 
     inner = FieldSpec("ts", datetime, max_age_s=5)
-    assert any("top-level fields only" in p for p in problems_of(FieldSpec("o", dict, fields=[inner])))
+    assert any(
+        "top-level fields only" in p for p in problems_of(FieldSpec("o", dict, fields=[inner]))
+    )
 
 
 def test_a_path_declared_twice_is_refused() -> None:
@@ -202,7 +204,11 @@ def test_contract_file_names_a_nested_key_problem_by_its_path(tmp_path: Path) ->
 def test_contract_file_items_take_no_name(tmp_path: Path) -> None:
     """items is a spec without a name: a name key is an unknown key there."""
     path = tmp_path / "c.yaml"
-    path.write_text(NESTED_YAML.replace("      type: object\n      fields:", "      name: x\n      type: object\n      fields:"))
+    path.write_text(
+        NESTED_YAML.replace(
+            "      type: object\n      fields:", "      name: x\n      type: object\n      fields:"
+        )
+    )
     with pytest.raises(ContractFileError, match=r"fields\[2\]\.items.*unknown key\(s\) name"):
         load_contract(path)
 

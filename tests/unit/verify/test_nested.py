@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -140,7 +141,8 @@ def test_a_hostile_array_costs_time_linear_in_its_items() -> None:
     contract = SchemaContract("c", FIELDS)
     verifier = DataSchemaContractVerifier(contract, max_payload_bytes=10_000_000)
     payloads = {
-        n: [orjson.dumps(good(levels=[{"price": -1.0, "bad": None}] * n))] for n in (10_000, 100_000)
+        n: [orjson.dumps(good(levels=[{"price": -1.0, "bad": None}] * n))]
+        for n in (10_000, 100_000)
     }
     report = verifier.validate_payloads(payloads[100_000])
     assert len(report.quarantined_records[0].violations) == MAX_NAMED_VIOLATIONS + 1
@@ -167,7 +169,9 @@ def test_deep_nesting_at_the_limit_is_checked() -> None:
 
 def test_nested_unknown_keys_are_drift_by_metric_path() -> None:
     """Undeclared keys inside objects and items are reported as book.x and levels[].y."""
-    record = good(book={"bid": 1.0, "ask": 2.0, "x": 1}, levels=[{"price": 1.0, "size": 1.0, "y": 1}] * 3)
+    record = good(
+        book={"bid": 1.0, "ask": 2.0, "x": 1}, levels=[{"price": 1.0, "size": 1.0, "y": 1}] * 3
+    )
     report = check(record)
     assert report.valid_count == 1
     assert report.observed_unknown_fields == {"book.x", "levels[].y"}
@@ -258,3 +262,23 @@ def test_nested_datetimes_and_non_finite_floats_are_checked() -> None:
     )
     assert report.valid_indices == [0]
     assert found(report) == [("o.ts", "type_mismatch"), ("o.x", "non_finite")]
+
+
+def test_a_nested_integer_beyond_64_bits_is_undecodable() -> None:
+    """A >64-bit literal in a nested field is undecodable at its path, as at the top level."""
+    payload = orjson.dumps(good(levels=[{"price": 1.0, "size": 1.0}])).replace(
+        b'"size":1.0', b'"size":123456789012345678901234567890'
+    )
+    contract = SchemaContract(
+        "ob",
+        [
+            *FIELDS[:2],
+            dataclasses.replace(
+                FIELDS[2],
+                items=dataclasses.replace(LEVEL, fields=[LEVEL.fields[0], FieldSpec("size", int)]),
+            ),
+            FIELDS[3],
+        ],
+    )  # type: ignore[index]
+    report = DataSchemaContractVerifier(contract).validate_payloads([payload])
+    assert found(report) == [("levels[0].size", "undecodable")]
