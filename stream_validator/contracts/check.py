@@ -130,12 +130,12 @@ def _nested_problems(spec: FieldSpec, label: str, path: str, depth: int) -> list
         return problems
     seen: set[object] = set()
     for inner in fields:
-        name = getattr(inner, "name", None)
-        problems.extend(field_problems(inner, child_path(path, str(name)), depth + 1))
-        if isinstance(name, str):
-            if name in seen:
-                problems.append(f"{label}: duplicate field name {name!r}")
-            seen.add(name)
+        inner_name = getattr(inner, "name", None)
+        problems.extend(field_problems(inner, child_path(path, str(inner_name)), depth + 1))
+        if isinstance(inner_name, str):
+            if inner_name in seen:
+                problems.append(f"{label}: duplicate field name {inner_name!r}")
+            seen.add(inner_name)
     return problems
 
 

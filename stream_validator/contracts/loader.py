@@ -53,8 +53,9 @@ so a typo such as ``nulable`` cannot silently weaken a contract), keys written t
 found by the YAML reader, and the built contract goes through ``contract_problems``. A file's
 error lists every problem found, one per line: each duplicate key (with its lines), every
 problem of the contract's own keys and of each field (with its path, e.g.
-``fields[2].min_value``, ``fields[3].items.fields[0].type``), every problem of the rules (``rules[1] (spread_band).check``) and
-of the ``state`` section (``state.sequence.field ...``), or else every consistency problem.
+``fields[2].min_value``, ``fields[3].items.fields[0].type``), every problem of the rules
+(``rules[1] (spread_band).check``) and of the ``state`` section
+(``state.sequence.field ...``), or else every consistency problem.
 A YAML syntax error gives line and column only.
 """
 

@@ -93,7 +93,7 @@ class PathView(Mapping[str, Any]):
             value = value[step]
         return value
 
-    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, name: str, default: Any = None) -> Any:
         try:
             return self[name]
         except KeyError:

@@ -80,8 +80,8 @@ def test_each_field_and_the_top_level_report_their_problem(tmp_path: Path) -> No
     assert problems(tmp_path, text) == [
         "version: expected int | float | str, got bool",
         "fields[0]: expected mapping, got int",
-        "fields[2].type (field 'b'): expected one of array, bool, datetime, float, int, object, str,"
-        " got 'decimal'",
+        "fields[2].type (field 'b'): expected one of array, bool, datetime, float, int, object,"
+        " str, got 'decimal'",
     ]
 
 

@@ -146,8 +146,8 @@ fields:
         ),
         (
             "name: x\nfields: [{name: a, type: decimal}]",
-            "fields[0].type (field 'a'): expected one of array, bool, datetime, float, int, object, str,"
-            " got 'decimal'",
+            "fields[0].type (field 'a'): expected one of array, bool, datetime, float, int,"
+            " object, str, got 'decimal'",
         ),
         ("name: x\nfields: [{name: a, type: float, min_value: '1e-9'}]", "without the quotes"),
         (
