@@ -25,6 +25,7 @@ from stream_validator.config.settings import (
     read_resume_token,
     redacted,
 )
+from stream_validator.contracts.model import nullable_paths
 from stream_validator.errors import ConfigError, ServiceExit
 from stream_validator.service.breakermetrics import BreakerMetrics
 from stream_validator.service.health import HealthServer
@@ -92,7 +93,7 @@ def set_route_metrics(
     contract's null ceiling, state counters and NaN/±Inf gauges."""
     contract = route.contract
     metrics.declare_route(route.name, contract.name)
-    nullable = [f.name for f in contract.fields if f.is_nullable]
+    nullable = nullable_paths(contract)  # nested fields by metric path (levels[].size)
     metrics.set_null_ceiling(contract.name, nullable, contract.max_allowed_null_pct)
     set_integrity_metrics(integrity, route)
 
