@@ -7,9 +7,11 @@ so a malformed contract fails at setup instead of silently passing records.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Final
 
 from stream_validator.contracts.rulespec import RuleSpec
 from stream_validator.contracts.statespec import SymbolStateSpec
@@ -160,6 +162,15 @@ class SchemaContract:
     def has_nested_fields(self) -> bool:
         """True when a field is an object or an array."""
         return any(spec.is_nested for spec in self.fields)
+
+
+_INDEX: Final = re.compile(r"\[\d+\]")
+
+
+def metric_path(path: str) -> str:
+    """A violation's path without its indexes, as metrics label it: ``levels[3].price`` ->
+    ``levels[].price`` (a closed set: one per declared path)."""
+    return _INDEX.sub("[]", path) if "[" in path else path
 
 
 def item_path(path: str) -> str:

@@ -16,7 +16,8 @@ Label policy (the number of series is bounded by construction):
   gets its own ``field`` label only if it is one of the first ``max_unknown_field_labels``
   distinct names of its contract, is printable, at most 128 characters long and not a
   reserved label; every other name is counted under ``"__overflow__"``. Declared field
-  names get the same treatment with a fixed backstop cap of 1000 per contract.
+  names get the same treatment with a fixed backstop cap of 1000 per contract. A nested
+  field's violation is labelled by its path without indexes (``levels[].price``).
   Payload values (symbols, prices, ...) are never read.
 * librdkafka statistics are external data: malformed entries are skipped, never raised on.
 """
@@ -30,6 +31,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from stream_validator.contracts.model import metric_path
 from stream_validator.labels import (
     OVERFLOW_LABEL,
     RECORD_LABEL,
@@ -279,9 +281,9 @@ class ServiceMetrics:
                 if name is None:
                     label = RECORD_LABEL
                 elif kind == ViolationKind.UNKNOWN_FIELD:
-                    label = self._unknown_label(contract, name, now)
-                else:
-                    label, _ = self._declared.label(contract, name)
+                    label = self._unknown_label(contract, metric_path(name), now)
+                else:  # levels[3].price is counted as levels[].price
+                    label, _ = self._declared.label(contract, metric_path(name))
                 self._violations.labels(contract, label, str(kind)).inc(n)
 
             for name, rate in report.null_rates.items():
