@@ -152,23 +152,19 @@ class _Node:
             # bounds and value checks are bound in ns.
             self.clean = eval(f"lambda v: {_clean(0, self.rule)}", ns)
 
-    def visit(self, value: object, path: str, found: _Found) -> None:
-        """Check one present value (null included) at ``path``."""
-        if value is None or not self.clean(value):
-            found.check(self.rule, value, path)
-        elif self.walk is not None:
-            self.walk(value, path, found)
-
     def _walk_object(self, value: Mapping[Any, Any], path: str, found: _Found) -> None:
         present = 0
         for name, node in self.children:
             inner = value.get(name, _MISSING)
-            where = child_path(path, name)
             if inner is _MISSING:
-                found.check(node.rule, inner, where)
+                found.check(node.rule, inner, child_path(path, name))
                 continue
             present += 1
-            node.visit(inner, where, found)
+            # The child's path is only built when it is needed (a clean leaf needs none).
+            if inner is None or not node.clean(inner):
+                found.check(node.rule, inner, child_path(path, name))
+            elif node.walk is not None:
+                node.walk(inner, child_path(path, name), found)
         if len(value) > present:
             self._unknown(value, path, found)
 
@@ -235,10 +231,7 @@ class NestedInspector(RecordInspector):
         self.nullable_names = tuple(nullable_paths(contract))
         slots = {path: slot for slot, path in enumerate(self.nullable_names)}
         forbid = contract.forbid_unknown_fields
-        self._nodes = tuple(
-            _Node(spec, spec.name, slots, forbid) if spec.is_nested else None
-            for spec in contract.fields
-        )
+        self._nodes = tuple(_Node(spec, spec.name, slots, forbid) for spec in contract.fields)
         self.inspect = self.inspect_each_field
 
     def inspect_each_field(self, record: Mapping[Any, Any]) -> Inspection:
@@ -249,11 +242,12 @@ class NestedInspector(RecordInspector):
         present = len(self.rules)
         for rule, node in zip(self.rules, self._nodes, strict=True):
             value = record.get(rule.name, _MISSING)
-            if node is None or value is _MISSING or value is None or not node.clean(value):
+            if value is _MISSING or value is None or not node.clean(value):
                 violations, _, missing = _check_field(rule, value, violations, nulls)
                 present -= missing
                 continue
-            assert node.walk is not None
+            if node.walk is None:  # a clean scalar
+                continue
             found = _Found(nulls, drift)
             node.walk(value, rule.name, found)
             if found.named:
