@@ -130,7 +130,8 @@ class SchemaContract:
 
     ``max_allowed_null_pct`` is a percentage on a 0-100 scale applied per nullable
     field over a batch; ``forbid_unknown_fields`` quarantines records carrying
-    undeclared fields instead of only reporting them as drift. ``rules`` are the
+    undeclared fields instead of only reporting them as drift (keys of nested objects beyond
+    their ``fields`` included). ``rules`` are the
     record rules (``RuleSpec``), checked on records whose fields passed their own checks.
     ``state`` is the per-symbol state (``SymbolStateSpec``: sequence, event time, frozen
     quotes) the streaming service keeps per partition; None: no state is kept.
