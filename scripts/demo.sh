@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The demo (README, "Quick start"): a local Kafka broker, the validator service, and
 # simulated market data with vendor drift and integrity faults (a crossed book, a sequence
-# gap, stale timestamps, a frozen quote, a bad deploy); then a report of what happened.
+# gap, stale timestamps, a frozen quote, a bad deploy) and an order feed with values its
+# contract's string checks refuse; then a report of what happened.
 #   scripts/demo.sh                 run for ~30 s, report, stop everything
 #   DEMO_SECONDS=60 scripts/demo.sh
 #   scripts/demo.sh --keep-running  leave broker and service up to explore (stop: scripts/demo.sh --stop)
@@ -68,6 +69,13 @@ sims=($!)
 sims+=($!)
 "$SV" simulate --topic md.bars --entity ohlcv_bar --rate 20 --duration "$SECS" --seed 9 \
   --scenario null_bid_spike@12s+6s >"$STATE/sim-bars.json" &
+sims+=($!)
+# Every order drift below is quarantined: md.orders.dlq gets exactly the non-clean orders.
+"$SV" simulate --topic md.orders --entity order --rate 50 --duration "$SECS" --seed 10 \
+  --scenario unknown_side@3s+2s:0.5 \
+  --scenario upper_case_side@7s+2s:0.5 \
+  --scenario empty_order_id@11s+1s:0.5 \
+  --scenario field_rename@15s+2s:0.2 >"$STATE/sim-orders.json" &
 sims+=($!)
 for pid in "${sims[@]}"; do wait "$pid" || echo "warning: a simulator exited $?" >&2; done
 sleep 3  # let the service drain the last batches

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Consumer, TopicPartition
+from prometheus_client.parser import text_string_to_metric_families
 
 from stream_validator.config.settings import load_config
 from stream_validator.dlq.envelope_reader import dlq_document
@@ -49,6 +50,25 @@ def get(url: str) -> str:
         return f"(unreachable: {exc})"
 
 
+def route_totals(metrics: str) -> dict[str, Counter[str]]:
+    """Per route: the batches, records, clean and DLQ records delivered, from /metrics."""
+    names = {
+        "stream_validator_batches": "batches",
+        "stream_validator_records_consumed": "records",
+        "stream_validator_records_valid": "clean",
+        "stream_validator_records_quarantined": "dlq",
+    }
+    totals: dict[str, Counter[str]] = defaultdict(Counter)
+    if metrics.startswith("(unreachable"):
+        return totals
+    for family in text_string_to_metric_families(metrics):
+        key = names.get(family.name)
+        for sample in family.samples if key else ():
+            if sample.name.endswith("_total") and "route" in sample.labels:
+                totals[sample.labels["route"]][key] += int(sample.value)
+    return totals
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--config", required=True)
@@ -76,16 +96,22 @@ def main() -> None:
         print(f"  {topic:22} {end_offsets(consumer, topic):>7}")
 
     envelope = sample_envelope(consumer, "md.ticks.dlq")
+    order = sample_envelope(consumer, "md.orders.dlq")
     consumer.close()
     print("\n=== a sample DLQ envelope (md.ticks.dlq)")
     print(json.dumps(envelope, indent=2)[:2500] if envelope else "  (none)")
+    print("\n=== a sample order's violations (md.orders.dlq)")
+    print(json.dumps(order["violations"], indent=2)[:1000] if order else "  (none)")
 
+    metrics = get(args.metrics)
+    # Batches with nothing to report are logged at DEBUG only: the totals come from the
+    # metrics, which count every delivered batch.
+    totals = route_totals(metrics)
     events = [
         json.loads(line)
         for line in Path(args.log).read_text().splitlines()
         if line.startswith("{") and '"msg":"batch"' in line
     ]
-    totals: dict[str, Counter[str]] = defaultdict(Counter)
     kinds: dict[str, Counter[str]] = defaultdict(Counter)
     drift: dict[str, set[str]] = defaultdict(set)
     breaches: dict[str, int] = Counter()
@@ -97,15 +123,15 @@ def main() -> None:
             symbol_events[event["route"]][kind] += found["count"]
             examples[event["route"]].setdefault(kind, found["examples"][:3])
         route = event["route"]
-        totals[route].update(
-            batches=1, records=event["records"], clean=event["clean_out"], dlq=event["dlq_out"]
-        )
         kinds[route].update(event["violations_by_kind"])
         drift[route].update(event["unknown_fields"])
         breaches[route] += bool(event["null_breach_fields"])
-    print(f"\n=== batch events ({len(events)} logged as JSON in {args.log})")
-    for route, counts in totals.items():
-        print(f"  route {route}: {dict(counts)}")
+    print(
+        f"\n=== batch events ({len(events)} logged as JSON in {args.log}: the batches with"
+        " something to report; totals from the metrics)"
+    )
+    for route in sorted(totals.keys() | kinds.keys()):
+        print(f"  route {route}: {dict(totals[route])}")
         print(f"    violations by kind: {dict(kinds[route].most_common())}")
         print(
             f"    batches breaching the null ceiling: {breaches[route]}"
@@ -142,14 +168,14 @@ def main() -> None:
     print(f"  readiness {args.health}/readyz  -> {get(args.health + '/readyz')}")
     print(f"  status    {args.health}/status")
     print(f"  metrics   {args.metrics}")
-    metrics = get(args.metrics).splitlines()
+    lines = metrics.splitlines()
     prefixes = (
         "stream_validator_records_",
         "stream_validator_drift_batches_total",
         "stream_validator_symbol_events_total",
         "stream_validator_breaker_",
     )
-    shown = [m for m in metrics if m.startswith(prefixes) and "_created" not in m]
+    shown = [m for m in lines if m.startswith(prefixes) and "_created" not in m]
     for line in shown[:30]:
         print(f"    {line}")
 

@@ -64,6 +64,10 @@ class FileSummary:
     batches: int = 0
     violations_by_kind: Counter[str] = field(default_factory=Counter)
     violations_by_field: Counter[str] = field(default_factory=Counter)
+    #: Valid records with a flagged breach; per flag rule; per (flagged field, kind).
+    flagged: int = 0
+    flagged_by_rule: Counter[str] = field(default_factory=Counter)
+    flagged_by_field: Counter[tuple[str, str]] = field(default_factory=Counter)
     null_counts: Counter[str] = field(default_factory=Counter)
     unknown_fields: set[str] = field(default_factory=set)
     unknown_fields_left_out: int = 0
@@ -85,6 +89,9 @@ class FileSummary:
         self.violations_by_kind.update(report.counts_by_kind())
         for name, n in report.counts_by_field().items():
             count_bounded(self.violations_by_field, name, n)
+        self.flagged += report.flagged_records
+        self.flagged_by_rule.update(report.flagged_counts)
+        self.flagged_by_field.update(report.flagged_field_counts)
         self.null_counts.update(report.null_counts)
         for name in report.observed_unknown_fields:
             # Payload-derived: memory stays bounded however many distinct keys a file holds.
@@ -113,6 +120,10 @@ class FileSummary:
         }
         unknown, left_out = bounded_names(self.unknown_fields)
         by_field, fields_left_out = bounded_counts(self.violations_by_field)
+        # Rule and field names come from the contract (a closed set): not bounded.
+        flagged_by_field: dict[str, dict[str, int]] = {}
+        for (name, kind), n in sorted(self.flagged_by_field.items()):
+            flagged_by_field.setdefault(name, {})[kind] = n
         return {
             "contract": self.contract,
             "contract_version": self.contract_version,
@@ -121,6 +132,9 @@ class FileSummary:
             "records": self.records,
             "valid": self.valid,
             "quarantined": self.quarantined,
+            "flagged": self.flagged,
+            "flagged_by_rule": dict(sorted(self.flagged_by_rule.items())),
+            "flagged_by_field": flagged_by_field,
             "batches": self.batches,
             "invalid_batches": self.invalid_batch_count,
             "invalid_batch_details": self.invalid_batches,
@@ -368,7 +382,9 @@ def render_summary(summary: FileSummary) -> str:
     data = summary.as_dict()
     out = [
         f"contract {data['contract']} v{data['contract_version']}: {data['records']} records"
-        f" in {data['batches']} batch(es), {data['valid']} valid, {data['quarantined']} quarantined"
+        f" in {data['batches']} batch(es), {data['valid']} valid"
+        + (f" ({data['flagged']} flagged)" if data["flagged"] else "")
+        + f", {data['quarantined']} quarantined"
         + (
             f", {data['blank_lines_skipped']} blank lines skipped"
             if data["blank_lines_skipped"]
@@ -381,6 +397,18 @@ def render_summary(summary: FileSummary) -> str:
     ):
         if data[key]:
             out.append(f"{title}: " + ", ".join(f"{k}={v}" for k, v in data[key].items()))
+    if data["flagged_by_rule"]:
+        flags = data["flagged_by_rule"].items()
+        out.append("flagged by rule: " + ", ".join(f"{k}={v}" for k, v in flags))
+    if data["flagged_by_field"]:
+        out.append(
+            "flagged by field: "
+            + ", ".join(
+                f"{name} {kind}={n}"
+                for name, kinds in data["flagged_by_field"].items()
+                for kind, n in kinds.items()
+            )
+        )
     if data["null_rates_overall"]:
         out.append(
             "null rates (valid records): "

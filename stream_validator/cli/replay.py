@@ -95,7 +95,7 @@ from stream_validator.config.settings import (
     ServiceConfig,
     load_config,
 )
-from stream_validator.contracts import load_contract
+from stream_validator.contracts import SchemaContract, load_contract
 from stream_validator.errors import ConfigError, ReplayExit, ReplaySetupError, StreamValidatorError
 from stream_validator.replay.planner import DEFAULT_MAX_REPLAYS, Outcome, Target
 from stream_validator.replay.report import ReplaySummary
@@ -135,6 +135,7 @@ def add_parser(commands: Subparsers) -> argparse.ArgumentParser:
     add("--until-offset", action="append", default=[], metavar="[P:]N", help="offset < N")
     add("--kind", action="append", default=[], help="a violation kind (repeatable)")
     add("--field", action="append", default=[], help="a violation field (repeatable)")
+    add("--rule", action="append", default=[], metavar="NAME", help="a contract rule (repeatable)")
     add("--source-topic", action="append", default=[], metavar="TOPIC", help="(repeatable)")
     add("--contract-version", action="append", default=[], metavar="V", help="of the envelope")
     add(
@@ -201,6 +202,7 @@ def build_job(args: argparse.Namespace) -> ReplayJob:
             f"no route has dlq_topic {args.dlq_topic!r} ({_dlq_topics(config)}):"
             " pass --route, or --contract with --to TOPIC"
         )
+    _check_rules(args.rule, contract, route.contract if route is not None else contract)
     target, source_filter = _target(args.to, route, config, args.dlq_topic, force=args.force)
     if source_filter and args.source_topic:
         raise ValueError("--to a source topic already filters by it: use --to source instead")
@@ -212,6 +214,7 @@ def build_job(args: argparse.Namespace) -> ReplayJob:
         route=route.name if route is not None else None,
         kinds=frozenset(args.kind),
         fields=frozenset(args.field),
+        rules=frozenset(args.rule),
         source_topics=frozenset(args.source_topic) | source_filter,
         contract_versions=frozenset(args.contract_version),
         from_ms=from_ms,
@@ -240,6 +243,17 @@ def build_job(args: argparse.Namespace) -> ReplayJob:
         timeout_s=args.timeout,
         max_examples=args.examples,
     )
+
+
+def _check_rules(names: Sequence[str], contract: SchemaContract, route: SchemaContract) -> None:
+    """``--rule``: names of the route's contract rules or of ``--contract``'s."""
+    known = {rule.name for rule in (*route.rules, *contract.rules)}
+    unknown = sorted(set(names) - known)
+    if unknown:
+        shown = ", ".join(repr(name[:100]) for name in unknown)
+        rules = ", ".join(sorted(known)) if known else "none"
+        which = repr(route.name) if route is contract else f"{route.name!r} or {contract.name!r}"
+        raise ValueError(f"unknown --rule {shown}; the rules of contract {which} are: {rules}")
 
 
 def _route(

@@ -67,6 +67,7 @@ class ServiceDoc(_Section, frozen=True):
     halt_after_failed_batches: Annotated[int, Meta(ge=0)] | UnsetType = UNSET
     startup_check_timeout_s: Seconds | UnsetType = UNSET
     log_level: str | UnsetType = UNSET  # checked by settings: any case
+    log_summary_interval_s: SecondsOrZero | UnsetType = UNSET
     resume_token_file: Text | UnsetType = UNSET
 
 

@@ -174,6 +174,10 @@ class ServiceConfig:
     halt_after_failed_batches: int = 0
     startup_check_timeout_s: float = 5.0
     log_level: str = "INFO"
+    # Every this many seconds an INFO ``summary`` event counts each route's delivered
+    # records, clean, DLQ, batches and flagged records (also once at shutdown); 0: none.
+    # A minute keeps a quiet service's log readable and still shows it is alive.
+    log_summary_interval_s: float = 60.0
     source: str = "<config>"
 
 

@@ -22,7 +22,7 @@ from stream_validator.contracts.model import (
     type_name,
 )
 from stream_validator.contracts.pattern import compile_pattern, pattern_problem
-from stream_validator.contracts.rulespec import RuleSpec
+from stream_validator.contracts.rulespec import RuleAction, RuleSpec
 from stream_validator.contracts.statespec import state_field_problems
 from stream_validator.errors import ContractError, RuleError
 
@@ -84,6 +84,13 @@ def field_problems(spec: object, path: str | None = None, depth: int = 1) -> lis
     if path is not None and spec.has_skew_window:
         problems.append(f"{label}: max_future_s/max_age_s apply to top-level fields only")
     problems.extend(_text_problems(spec, label))
+    if not isinstance(spec.action, RuleAction):
+        problems.append(f"{label}: action must be quarantine or flag, got {_preview(spec.action)}")
+    elif path is not None and spec.action is not RuleAction.QUARANTINE:
+        problems.append(
+            f"{label}: action applies to top-level fields only (a flagged object or array"
+            " flags every violation inside it)"
+        )
     problems.extend(_nested_problems(spec, label, path or spec.name, depth))
     return problems
 
@@ -310,7 +317,22 @@ def contract_problems(contract: object) -> list[str]:
     if contract.state is not None:
         types = {spec.name: spec.expected_type for spec in fields if isinstance(spec, FieldSpec)}
         problems.extend(state_field_problems(contract.state, types))
+        problems.extend(_flagged_state_problems(contract))
     return problems
+
+
+def _flagged_state_problems(contract: SchemaContract) -> list[str]:
+    """A field the per-symbol state reads must hold a checked value on every clean record."""
+    state = contract.state
+    if state is None:
+        return []
+    used = {state.key_field, state.sequence_field, state.event_time_field, *state.quote_fields}
+    return [
+        f"field {spec.name!r}: action flag is not allowed on a field the state section"
+        " reads (the per-symbol state needs its checked value)"
+        for spec in contract.fields
+        if isinstance(spec, FieldSpec) and spec.action == RuleAction.FLAG and spec.name in used
+    ]
 
 
 def check_contract(contract: object) -> None:

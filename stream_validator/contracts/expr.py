@@ -1,28 +1,36 @@
 """The record-rule expression grammar: parsed from contract text, never evaluated as code.
 
-Grammar (``and`` binds loosest, then comparisons, then ``+ -``, then ``* /``, then unary
-minus)::
+Grammar (``or`` binds loosest, then ``and``, then ``not``, then comparisons and ``in``,
+then ``+ -``, then ``* /``, then unary minus)::
 
-    rule       := comparison ("and" comparison)*
-    comparison := sum (("<" | "<=" | ">" | ">=" | "==" | "!=") sum)*
+    rule       := conjunct ("or" conjunct)*
+    conjunct   := negation ("and" negation)*
+    negation   := "not" negation | comparison
+    comparison := sum ((("<" | "<=" | ">" | ">=" | "==" | "!=") sum)* | ["not"] "in" list)
     sum        := product (("+" | "-") product)*
     product    := unary (("*" | "/") unary)*
     unary      := "-" unary | atom
-    atom       := NUMBER | FIELD | "(" rule ")"
+    atom       := NUMBER | STRING | FIELD | "(" rule ")"
+    list       := "[" item ("," item)* [","] "]"        (at most MAX_LIST items)
+    item       := ["-"] NUMBER | STRING                  (all numbers or all strings)
 
 A chain ``low <= open <= high`` means ``low <= open and open <= high``. FIELD is an
-identifier (``[A-Za-z_][A-Za-z0-9_]*``, not ``and``) or a path of them into object fields
-(``book.bid``); rules cannot index arrays (``levels[0].price`` is refused, saying to check
-items with the item spec's own checks). NUMBER is a decimal literal with an
-optional exponent (``5``, ``0.05``, ``1.5e-3``), never negative (``-5`` is a unary minus).
+identifier (``[A-Za-z_][A-Za-z0-9_]*``, not a keyword: ``and or not in``) or a path of
+them into object fields (``book.bid``); rules cannot index arrays (``levels[0].price`` is
+refused, saying to check items with the item spec's own checks). NUMBER is a decimal literal
+with an optional exponent (``5``, ``0.05``, ``1.5e-3``), never negative (``-5`` is a unary
+minus); STRING is quoted with ``'`` or ``"`` (at most MAX_STRING characters, no control
+characters), where a backslash escapes exactly ``\\``, ``\'`` and ``\"`` and nothing else.
 
-What must hold after ``parse_rule``: the rule is boolean at the top, every comparison
-compares numbers, every arithmetic operand is a number, ``and`` joins only comparisons,
-constants are finite and ints fit in 64 bits. ``check_rule`` adds what needs the contract:
-every field is declared and numeric (int or float; bool is never a number here).
-Errors are ``RuleError`` (a ContractError) with a 1-based column. The tree and its
-rendering live in ``exprtree``, evaluation in ``expr_eval``; this module re-exports both
-so callers import one place.
+What must hold after ``parse_rule``: the rule is a condition at the top, ``and``/``or``/
+``not`` join only conditions, every arithmetic operand is a number (never a string
+constant), a string constant is compared only with ``==``/``!=``/``in`` and never with a
+number, constants are finite and ints fit in 64 bits. ``check_rule`` adds what needs the
+contract: every field is declared int, float or str (bool is never a number here), only
+numbers take part in arithmetic and ordering, and both sides of a comparison (and an ``in``
+list) are of one kind. Errors are ``RuleError`` (a ContractError) with a 1-based column.
+The tree and its rendering live in ``exprtree``, evaluation in ``expr_eval``; this module
+re-exports both so callers import one place.
 """
 
 from __future__ import annotations
@@ -40,7 +48,11 @@ from stream_validator.contracts.exprtree import (
     Const,
     Expr,
     Field,
+    In,
     Neg,
+    Not,
+    Or,
+    Str,
     field_positions,
     fields_of,
     is_boolean,
@@ -55,8 +67,12 @@ __all__ = [
     "Const",
     "Expr",
     "Field",
+    "In",
     "Neg",
+    "Not",
+    "Or",
     "RuleError",
+    "Str",
     "check_rule",
     "compile_rule",
     "evaluate",
@@ -67,49 +83,87 @@ __all__ = [
 ]
 
 MAX_RULE_LENGTH: Final = 1000
-MAX_DEPTH: Final = 32  # nesting of parentheses and unary minus; keeps recursion bounded
+MAX_DEPTH: Final = 32  # nesting of parentheses, 'not' and unary minus; keeps recursion bounded
+MAX_STRING: Final = 200  # characters of one string constant
+MAX_LIST: Final = 100  # items of one 'in' list
 COMPARISONS: Final = ("<=", ">=", "==", "!=", "<", ">")
+KEYWORDS: Final = frozenset({"and", "or", "not", "in"})
 _INT64: Final = 2**63
 _TOKEN: Final = re.compile(
     r"\s*(?:(?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
     r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)"
-    r"|(?P<op><=|>=|==|!=|[<>()+\-*/]))",
+    r"|(?P<op><=|>=|==|!=|[<>()+\-*/\[\],]))",
     re.ASCII,  # no Unicode digits in numbers or names: '٣' is not 3 in a contract
 )
 _ARRAY_HINT: Final = (
     ": rules cannot index arrays; check each item with the array's items spec"
     " (min_value, max_value, allowed, ...) or read an object field by path (book.bid)"
 )
-_HINTS: Final = {"[": _ARRAY_HINT, "]": _ARRAY_HINT}
-_UNSUPPORTED: Final = {
-    "or": "'or' is not supported: write two rules",
-    "not": "'not' is not supported: write the opposite comparison",
+# What to write instead of a construct other languages have and this one spells otherwise.
+_HINTS: Final = {
+    "=": " (use '==')",
+    "&": " (use 'and')",
+    "|": " (use 'or')",
+    "!": " (use 'not', or '!=')",
 }
+_ESCAPES: Final = frozenset("\\'\"")
 
 
 # --- tokenizer and parser ------------------------------------------------------------
 
 
+def _string(text: str, start: int) -> tuple[str, int]:
+    """The value of the string constant opening at ``start`` and the offset after it."""
+    quote, i = text[start], start + 1
+    out: list[str] = []
+    while i < len(text):
+        char = text[i]
+        if char == quote:
+            if len(out) > MAX_STRING:
+                raise RuleError(f"a string constant is at most {MAX_STRING} characters", start + 1)
+            return "".join(out), i + 1
+        if char == "\\":
+            escaped = text[i + 1 : i + 2]
+            if escaped not in _ESCAPES or not escaped:
+                raise RuleError(
+                    "in a string constant a backslash escapes only \\\\, \\' and \\\"", i + 1
+                )
+            out.append(escaped)
+            i += 2
+            continue
+        if char < " " or char == "\x7f":
+            raise RuleError("a string constant holds no control characters", i + 1)
+        out.append(char)
+        i += 1
+    raise RuleError(f"string constant opened with {quote} is not closed", start + 1)
+
+
 def _tokens(text: str) -> list[tuple[str, str, int]]:
-    """(kind, text, offset) triples ending with ("end", "", len); kind: num | name | op."""
+    """(kind, text, offset) triples ending with ("end", "", len); kind: num | name | op |
+    str (the text of a str token is the constant's value)."""
     out: list[tuple[str, str, int]] = []
     pos = 0
     while True:
+        rest = text[pos:].lstrip()
+        start = len(text) - len(rest)
+        if rest[:1] in ("'", '"'):
+            value, pos = _string(text, start)
+            out.append(("str", value, start))
+            continue
         match = _TOKEN.match(text, pos)
         if match is None or match.lastgroup is None:
-            rest = text[pos:].lstrip()
             if not rest:
                 out.append(("end", "", len(text)))
                 return out
-            start = len(text) - len(rest)
-            hint = " (use '==')" if rest[0] == "=" else _HINTS.get(rest[0], "")
+            hint = _HINTS.get(rest[0], "")
             raise RuleError(f"unexpected character {rest[0]!r}{hint}", start + 1)
         kind, start = match.lastgroup, match.start(match.lastgroup)
         token = match.group(kind)
         if kind == "num" and match.end() < len(text) and text[match.end()].isalnum():
             raise RuleError(f"malformed number starting {token!r}", start + 1)
-        if kind == "name" and token in _UNSUPPORTED:
-            raise RuleError(_UNSUPPORTED[token], start + 1)
+        if token == "[" and out and out[-1][0] == "name" and out[-1][1] not in KEYWORDS:
+            # a field followed by '[' indexes it; '[' after 'in' opens a list
+            raise RuleError(f"unexpected character '['{_ARRAY_HINT}", start + 1)
         out.append((kind, token, start))
         pos = match.end()
 
@@ -128,22 +182,48 @@ class _Parser:
         self.i += 1
         return token
 
+    def at(self, word: str) -> bool:
+        return self.peek()[:2] == ("name", word)
+
     def rule(self) -> Expr:
-        first = self.comparison()
+        return self._joined("or", self.conjunct, Or)
+
+    def conjunct(self) -> Expr:
+        return self._joined("and", self.negation, And)
+
+    def _joined(self, word: str, operand: Callable[[], Expr], node: type[And] | type[Or]) -> Expr:
+        first = operand()
         terms = [first]
-        while self.peek()[:2] == ("name", "and"):
+        while self.at(word):
             self.take()
-            terms.append(self.comparison())
+            terms.append(operand())
         if len(terms) == 1:
             return first
         for term in terms:
             if not is_boolean(term):
-                raise RuleError("'and' joins comparisons, got a number", term.pos + 1)
-        flat = [t for term in terms for t in (term.terms if isinstance(term, And) else (term,))]
-        return And(tuple(flat), first.pos)
+                raise RuleError(f"'{word}' joins conditions, got a value", term.pos + 1)
+        flat = [t for term in terms for t in (term.terms if isinstance(term, node) else (term,))]
+        return node(tuple(flat), first.pos)
+
+    def negation(self) -> Expr:
+        if not self.at("not"):
+            return self.comparison()
+        pos = self.take()[2]
+        with _Nested(self, pos):
+            operand = self.negation()
+        if not is_boolean(operand):
+            raise RuleError("'not' needs a condition, got a value", operand.pos + 1)
+        return Not(operand, pos)
 
     def comparison(self) -> Expr:
         first = self.sum()
+        if self.at("in") or (self.at("not") and self.tokens[self.i + 1][:2] == ("name", "in")):
+            negated = self.take()[1] == "not"
+            if negated:
+                self.take()
+            if is_boolean(first):
+                raise RuleError("'in' tests a value, got a condition", first.pos + 1)
+            return In(first, self.literal_list(), negated, first.pos)
         operands, ops = [first], []
         while self.peek()[0] == "op" and self.peek()[1] in COMPARISONS:
             ops.append(self.take()[1])
@@ -152,8 +232,40 @@ class _Parser:
             return first
         for operand in operands:
             if is_boolean(operand):
-                raise RuleError("a comparison compares numbers, got a comparison", operand.pos + 1)
+                raise RuleError("a comparison compares values, got a condition", operand.pos + 1)
+        for op, left, right in zip(ops, operands, operands[1:], strict=False):
+            _check_kinds(left, op, right)
         return Compare(tuple(operands), tuple(ops), first.pos)
+
+    def literal_list(self) -> tuple[Const | Str, ...]:
+        kind, text, pos = self.take()
+        if (kind, text) != ("op", "["):
+            raise RuleError("'in' takes a list of constants such as ['buy', 'sell']", pos + 1)
+        items: list[Const | Str] = []
+        while True:
+            kind, text, at = self.take()
+            if (kind, text) == ("op", "]") and items:
+                break
+            if kind == "str":
+                items.append(Str(text, at))
+            elif kind == "num":
+                items.append(Const(_number(text, at), at))
+            elif (kind, text) == ("op", "-") and self.peek()[0] == "num":
+                items.append(Const(-_number(self.take()[1], at), at))
+            else:
+                found = repr(text) if kind != "end" else "the end of the rule"
+                raise RuleError(f"an 'in' list holds numbers or strings, found {found}", at + 1)
+            if len(items) > MAX_LIST:
+                raise RuleError(f"an 'in' list holds at most {MAX_LIST} items", pos + 1)
+            if isinstance(items[-1], Str) != isinstance(items[0], Str):
+                raise RuleError("an 'in' list holds only numbers or only strings", at + 1)
+            kind, text, at = self.take()
+            if (kind, text) == ("op", "]"):
+                break
+            if (kind, text) != ("op", ","):
+                found = repr(text) if kind != "end" else "the end of the rule"
+                raise RuleError(f"expected ',' or ']' in the 'in' list, found {found}", at + 1)
+        return tuple(items)
 
     def sum(self) -> Expr:
         return self._binary(("+", "-"), self.product)
@@ -168,7 +280,9 @@ class _Parser:
             right = operand()
             for side in (left, right):
                 if is_boolean(side):
-                    raise RuleError(f"'{op}' needs numbers, got a comparison", side.pos + 1)
+                    raise RuleError(f"'{op}' needs numbers, got a condition", side.pos + 1)
+                if isinstance(side, Str):
+                    raise RuleError(f"'{op}' needs numbers, got a string", side.pos + 1)
             left = BinOp(op, left, right, pos)
         return left
 
@@ -177,8 +291,8 @@ class _Parser:
             pos = self.take()[2]
             with _Nested(self, pos):
                 operand = self.unary()
-            if is_boolean(operand):
-                raise RuleError("'-' needs a number, got a comparison", operand.pos + 1)
+            if is_boolean(operand) or isinstance(operand, Str):
+                raise RuleError("'-' needs a number", operand.pos + 1)
             return Neg(operand, pos)
         return self.atom()
 
@@ -186,7 +300,9 @@ class _Parser:
         kind, text, pos = self.take()
         if kind == "num":
             return Const(_number(text, pos), pos)
-        if kind == "name" and text != "and":
+        if kind == "str":
+            return Str(text, pos)
+        if kind == "name" and text not in KEYWORDS:
             return Field(text, pos)
         if (kind, text) == ("op", "("):
             with _Nested(self, pos):
@@ -199,7 +315,28 @@ class _Parser:
                 )
             return inner
         found = repr(text) if kind != "end" else "the end of the rule"
-        raise RuleError(f"expected a field, a number or '(', found {found}", pos + 1)
+        if kind == "str":  # pragma: no cover (a str token is an atom above)
+            found = "a string"
+        raise RuleError(f"expected a field, a number, a string or '(', found {found}", pos + 1)
+
+
+def _kind(expr: Expr) -> str | None:
+    """'str' or 'num' when the parser alone knows the value's kind; None for a field."""
+    if isinstance(expr, Str):
+        return "str"
+    return None if isinstance(expr, Field) else "num"
+
+
+def _check_kinds(left: Expr, op: str, right: Expr) -> None:
+    kinds = (_kind(left), _kind(right))
+    if "str" in kinds:
+        where = left if kinds[0] == "str" else right
+        if op not in ("==", "!="):
+            raise RuleError(
+                f"strings are compared only with '==', '!=' or 'in', not '{op}'", where.pos + 1
+            )
+        if "num" in kinds:
+            raise RuleError("a string is compared with a number", where.pos + 1)
 
 
 class _Nested:
@@ -237,29 +374,38 @@ def parse_rule(text: str) -> Expr:
     expr = parser.rule()
     kind, token, pos = parser.peek()
     if kind != "end":
-        raise RuleError(f"unexpected {token!r} after a complete rule", pos + 1)
+        shown = repr(token) if kind != "str" else "a string"
+        raise RuleError(f"unexpected {shown} after a complete rule", pos + 1)
     if not is_boolean(expr):
-        raise RuleError("a rule must be a comparison (e.g. 'bid <= ask'), got a number", 1)
+        raise RuleError("a rule must be a condition (e.g. 'bid <= ask'), got a value", 1)
     return expr
 
 
+_KINDS: Final = {int: "num", float: "num", str: "str"}
+
+
 def check_rule(expr: Expr, field_types: Mapping[str, type]) -> frozenset[str]:
-    """The fields a parsed rule reads; RuleError lists each one undeclared or not numeric."""
-    problems = []
+    """The fields a parsed rule reads; RuleError lists each one undeclared or of the wrong
+    type (not int, float or str; a str in arithmetic or ordering; a str against a number)."""
+    problems: list[str] = []
     for name, pos in sorted(field_positions(expr), key=lambda item: item[1]):
         declared = field_types.get(name)
         if declared is None:
             problems.append(
                 f"unknown field {name!r} at column {pos + 1}{_path_hint(name, field_types)}"
             )
-        elif declared is bool or declared not in (int, float):
+        elif declared is bool or declared not in _KINDS:
             label = getattr(declared, "__name__", repr(declared))
             label = {"dict": "an object", "list": "an array"}.get(label, label)
             problems.append(
-                f"field {name!r} at column {pos + 1} is {label}; rules compare int and float fields"
+                f"field {name!r} at column {pos + 1} is {label}; rules read int, float and"
+                " str fields"
             )
     if problems:
         raise RuleError("; ".join(problems))
+    _check_types(expr, field_types, problems)
+    if problems:
+        raise RuleError("; ".join(dict.fromkeys(problems)))
     return fields_of(expr)
 
 
@@ -273,3 +419,57 @@ def _path_hint(name: str, field_types: Mapping[str, type]) -> str:
         if declared is not None and declared is not dict:
             return f" ({'.'.join(parts[:end])!r} is not an object)"
     return ""
+
+
+def text_fields(expr: Expr, field_types: Mapping[str, type]) -> frozenset[str]:
+    """The str fields a rule reads (compared as strings)."""
+    return frozenset(name for name in fields_of(expr) if field_types.get(name) is str)
+
+
+def _check_types(expr: Expr, types: Mapping[str, type], problems: list[str]) -> None:
+    def kind(value: Expr) -> str:
+        if isinstance(value, Field):
+            return _KINDS[types[value.name]]
+        if isinstance(value, Str):
+            return "str"
+        for name, pos in field_positions(value):  # arithmetic: numbers only
+            if types[name] is str:
+                problems.append(
+                    f"field {name!r} at column {pos + 1} is str; arithmetic needs numbers"
+                )
+        return "num"
+
+    def label(value: Expr) -> str:
+        if isinstance(value, Field):
+            word = "str" if types[value.name] is str else "numeric"
+            return f"{word} field {value.name!r}"
+        return "a string" if isinstance(value, Str) else "a number"
+
+    if isinstance(expr, And | Or):
+        for term in expr.terms:
+            _check_types(term, types, problems)
+    elif isinstance(expr, Not):
+        _check_types(expr.operand, types, problems)
+    elif isinstance(expr, In):
+        got = kind(expr.operand)
+        want = "str" if isinstance(expr.values[0], Str) else "num"
+        if got != want:
+            items = "strings" if want == "str" else "numbers"
+            problems.append(
+                f"{label(expr.operand)} at column {expr.operand.pos + 1} is tested against"
+                f" a list of {items}"
+            )
+    elif isinstance(expr, Compare):
+        for left, op, right in zip(expr.operands, expr.ops, expr.operands[1:], strict=False):
+            kinds = (kind(left), kind(right))
+            if kinds[0] != kinds[1]:
+                problems.append(
+                    f"{label(left)} at column {left.pos + 1} is compared with {label(right)}"
+                    f" at column {right.pos + 1}; compare a str field with a string"
+                    " ('limit') and a number field with a number"
+                )
+            elif kinds[0] == "str" and op not in ("==", "!="):
+                problems.append(
+                    f"'{op}' at column {left.pos + 1} orders strings; strings are compared only"
+                    " with '==', '!=' or 'in'"
+                )

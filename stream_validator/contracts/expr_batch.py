@@ -14,7 +14,9 @@ without a Python frame per record. The answer is exactly ``compile_rule``'s, bec
 * a batch where the column pass raises (a zero divisor, text, an overflow) is judged by
   ``compile_rule`` row by row.
 
-So the column pass only ever saves work; it never decides a violation on its own.
+So the column pass only ever saves work; it never decides a violation on its own. A rule
+with ``or``, ``not``, ``in`` or a string comparison has no column pass: every row is judged
+by ``compile_rule``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import compress, repeat
 from typing import Any, Final
 
-from stream_validator.contracts.expr_eval import compile_rule, links
+from stream_validator.contracts.expr_eval import compile_rule, links, plain
 from stream_validator.contracts.exprtree import BinOp, Const, Expr, Field, Neg, fields_of
 
 Columns = Mapping[str, Sequence[object]]
@@ -79,19 +81,26 @@ def _link_holds(left: _Column, op: str, right: _Column) -> Callable[[Columns, in
     return not_equal
 
 
-def compile_batch_rule(expr: Expr) -> BatchRuleCheck:
+def compile_batch_rule(expr: Expr, text: frozenset[str] = frozenset()) -> BatchRuleCheck:
     """A function giving the rows of a batch that violate the rule, ascending.
 
     ``columns[name][i]`` is field ``name`` of row ``i`` for every field the rule reads
     (``columns_of`` builds them from mappings; the service may build them from the fast
-    path's structs); ``n`` is the row count.
+    path's structs); ``n`` is the row count; ``text``: the str fields the rule reads.
     """
     names = sorted(fields_of(expr))
-    tests = [_link_holds(_column(left), op, _column(right)) for left, op, right in links(expr)]
-    scalar = compile_rule(expr)
+    scalar = compile_rule(expr, text)
 
     def row(columns: Columns, index: int) -> dict[str, object]:
         return {name: columns[name][index] for name in names}
+
+    if not plain(expr, text):
+
+        def each_row(columns: Columns, n: int) -> list[int]:
+            return [index for index in range(n) if not scalar(row(columns, index))]
+
+        return each_row
+    tests = [_link_holds(_column(left), op, _column(right)) for left, op, right in links(expr)]
 
     def check(columns: Columns, n: int) -> list[int]:
         suspects: set[int] = set()

@@ -27,6 +27,7 @@ Format (see README, "Contract files")::
         pattern: '[A-Z0-9]{4}'      # str only: matches the whole value (contracts.pattern)
         min_length: 1               # str only: Unicode code points, inclusive
         max_length: 16
+        action: flag                # quarantine (default) | flag: every check of the field
       - name: book
         type: object                # its own fields, checked by path (book.bid)
         fields:
@@ -75,7 +76,7 @@ from stream_validator.contracts.model import (
     SchemaContract,
     rule_field_types,
 )
-from stream_validator.contracts.rulespec import RuleSpec, parse_rules
+from stream_validator.contracts.rulespec import RuleAction, RuleSpec, parse_rules
 from stream_validator.contracts.statespec import SymbolStateSpec, state_spec_from_mapping
 from stream_validator.errors import (
     ContractFileError,
@@ -112,6 +113,7 @@ class ItemDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     items: Any = None
     min_items: int | None = None
     max_items: int | None = None
+    action: Literal["quarantine", "flag"] = "quarantine"
     description: str = ""
 
 
@@ -255,4 +257,5 @@ def _spec(
         pattern=doc.pattern,
         min_length=doc.min_length,
         max_length=doc.max_length,
+        action=RuleAction(doc.action),
     )

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Final
 
-from stream_validator.contracts.rulespec import RuleSpec
+from stream_validator.contracts.rulespec import RuleAction, RuleSpec
 from stream_validator.contracts.statespec import SymbolStateSpec
 
 #: The Python types a field may declare, keyed by the name contract files use.
@@ -63,6 +63,10 @@ class FieldSpec:
     of ``contracts.pattern``); ``min_length``/``max_length`` count Unicode code points,
     inclusive.
 
+    ``action``: what a broken check of this field does (``RuleAction``): ``quarantine``
+    (the default), or ``flag``: the record flows to the clean topic when its only
+    violations are flagged ones, and the breach is counted (README, "Contract files").
+
     ``dict`` fields only: ``fields``, the object's own FieldSpecs (a list is stored as a
     tuple), checked like the record's, by path (``book.bid``). ``list`` fields only:
     ``items``, the spec every item must match (a scalar with its checks, or a ``dict``
@@ -90,12 +94,16 @@ class FieldSpec:
     items: FieldSpec | None = None
     min_items: int | None = None
     max_items: int | None = None
+    action: RuleAction = RuleAction.QUARANTINE
 
     def __post_init__(self) -> None:
         for name in ("allowed", "fields"):
             value: object = getattr(self, name)
             if isinstance(value, Iterable) and not isinstance(value, tuple | str | bytes):
                 object.__setattr__(self, name, tuple(value))
+        action: object = self.action
+        if isinstance(action, str) and action in RuleAction.__members__.values():
+            object.__setattr__(self, "action", RuleAction(action))  # "flag" is accepted too
 
     @property
     def is_nested(self) -> bool:

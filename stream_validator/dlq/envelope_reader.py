@@ -266,7 +266,8 @@ def _from_headers(record: SourceRecord) -> Parsed:
 
 
 def _violation(item: object) -> Violation:
-    """One listed violation; ``rule`` is optional (absent before record rules existed)."""
+    """One listed violation; ``rule`` and ``action`` are optional (absent before record rules
+    and flagged fields existed)."""
     if not isinstance(item, dict):
         raise TypeError(f"a violation must be an object, got {type(item).__name__}")
     v = item
@@ -275,6 +276,7 @@ def _violation(item: object) -> Violation:
         _str(v["kind"]),
         _str(v["message"]),
         _optional_str(v.get("rule")),
+        v.get("action") == "flag",
     )
 
 

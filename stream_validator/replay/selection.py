@@ -1,11 +1,13 @@
 """PURE: which DLQ records a replay selects.
 
 A ``Selection`` is a replay's range (DLQ offsets, DLQ record timestamps) plus its
-filters (violation kind, field, source topic, contract version) and the route whose
+filters (violation kind, field, rule, source topic, contract version) and the route whose
 envelopes it replays. Values within one filter are alternatives (OR); different
 filters must all hold (AND). When both ``kinds`` and ``fields`` are given, one
 violation must match both (``--kind type_mismatch --field price`` means "a type
 mismatch on price", not "any type mismatch on a record that has any price problem").
+``rules``: some listed violation names one of them (``rule``; a flag rule listed on a
+record quarantined for something else counts too).
 
 Its canonical JSON is committed as the metadata of the replay's consumer group and its
 digest names that group, so a later replay can tell exactly which records an earlier
@@ -93,6 +95,7 @@ class Selection:
     route: str | None = None
     kinds: frozenset[str] = frozenset()
     fields: frozenset[str] = frozenset()
+    rules: frozenset[str] = frozenset()
     source_topics: frozenset[str] = frozenset()
     contract_versions: frozenset[str] = frozenset()
     from_ms: int | None = None
@@ -136,11 +139,14 @@ class Selection:
             )
             if not matched:
                 return "kind" if self.kinds else "field"
+        if self.rules and not any(v.rule in self.rules for v in violations):
+            return "rule"
         return None
 
     def as_json(self) -> dict[str, Any]:
-        """The canonical JSON-ready form (sorted sets, every key present)."""
-        return {
+        """The canonical JSON-ready form (sorted sets, every key present but ``rules``,
+        present only when set, so selections made before it keep their digest)."""
+        out: dict[str, Any] = {
             "format": SELECTION_FORMAT,
             "route": self.route,
             "kinds": sorted(self.kinds),
@@ -152,6 +158,9 @@ class Selection:
             "from_offset": self.from_offset.as_json(),
             "until_offset": self.until_offset.as_json(),
         }
+        if self.rules:
+            out["rules"] = sorted(self.rules)
+        return out
 
     def encode(self) -> str:
         """Canonical compact JSON text (the consumer group's commit metadata)."""
@@ -172,6 +181,7 @@ class Selection:
                 route=_optional_str(doc["route"]),
                 kinds=_str_set(doc["kinds"]),
                 fields=_str_set(doc["fields"]),
+                rules=_str_set(doc.get("rules", [])),
                 source_topics=_str_set(doc["source_topics"]),
                 contract_versions=_str_set(doc["contract_versions"]),
                 from_ms=_optional_int(doc["from_ms"]),

@@ -93,6 +93,9 @@ def set_route_metrics(
     contract's null ceiling, state counters and NaN/±Inf gauges."""
     contract = route.contract
     metrics.declare_route(route.name, contract.name)
+    metrics.declare_flags(
+        route.name, contract.name, [r.name for r in contract.rules if r.action == "flag"]
+    )
     nullable = nullable_paths(contract)  # nested fields by metric path (levels[].size)
     metrics.set_null_ceiling(contract.name, nullable, contract.max_allowed_null_pct)
     set_integrity_metrics(integrity, route)

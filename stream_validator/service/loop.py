@@ -58,7 +58,14 @@ class StreamService:
         self.config = config
         self.state = state or ServiceState()
         self._secrets = config.kafka.secrets()
-        self._reporter = BatchReporter(hooks or ServiceHooks(), self.state, self._safe)
+        self._reporter = BatchReporter(
+            hooks or ServiceHooks(),
+            self.state,
+            self._safe,
+            routes=[route.name for route in config.routes],
+            summary_interval_s=config.log_summary_interval_s,
+            clock=monotonic,
+        )
         self.hooks = self._reporter.hooks
         self._clients = clients or ServiceClients(config)
         self._callbacks = ClientCallbacks(
@@ -169,6 +176,7 @@ class StreamService:
     def _loop(self, consumer: Consumer, committer: Committer) -> int:
         while not self._stop.is_set():
             self._heartbeat()
+            self._reporter.summarise()
             self.breakers.poll(consumer)
             if self._callbacks.fatal is not None:
                 log.error("fatal Kafka error; stopping", extra={"error": self._callbacks.fatal})
@@ -243,6 +251,7 @@ class StreamService:
                     "at shutdown, batches were not delivered (not committed)",
                     extra={"problem": outcome.reason},
                 )
+        self._reporter.summarise(final=True)
         try:
             consumer.close()  # leaves the group
         except (KafkaClientError, RuntimeError) as exc:
@@ -295,8 +304,8 @@ class StreamService:
         """Act on the committer's outcome; an exit code when the loop must stop."""
         self._seek(consumer, outcome.rewind)
         if outcome.status is Status.DELIVERED:
+            self.breakers.record(consumer, outcome)  # first: the event tells a breaker change
             self._reporter.report(outcome, outcome.duration_s)
-            self.breakers.record(consumer, outcome)
             self._failed_in_a_row = self._rereads_in_a_row = 0
             if not self.state.ready:
                 self._set_ready(True)

@@ -19,6 +19,9 @@ Label policy (the number of series is bounded by construction):
   names get the same treatment with a fixed backstop cap of 1000 per contract. A nested
   field's violation is labelled by its path without indexes (``levels[].price``).
   Payload values (symbols, prices, ...) are never read.
+* Rule names (``rule``) are declared in the contract (``[a-z][a-z0-9_]*``, unique): a
+  closed set, given the same backstop cap of 1000 per contract. ``rule`` is ``""`` on
+  every violation that is not a ``rule_violation``.
 * librdkafka statistics are external data: malformed entries are skipped, never raised on.
 """
 
@@ -67,6 +70,7 @@ HOOKS = frozenset(
      "on_commit", "on_stats", "on_ready", "on_breaker", "batch report"}
 )  # fmt: skip
 VIOLATION_KINDS = frozenset(str(kind) for kind in ViolationKind)
+_RULE_KIND = str(ViolationKind.RULE_VIOLATION)
 MAX_DECLARED_FIELD_LABELS = 1000
 
 BATCH_SIZE_BUCKETS = (1, 10, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000)
@@ -94,6 +98,7 @@ class ServiceMetrics:
         self._lock = threading.Lock()
         self._unknown = LabelBudget(max_unknown_field_labels)
         self._declared = LabelBudget(MAX_DECLARED_FIELD_LABELS)
+        self._rules = LabelBudget(MAX_DECLARED_FIELD_LABELS)
         # The labelled children observe_batch touches every batch, looked up once: a
         # ``labels()`` call checks and hashes its labels each time, and a batch made ~20 of
         # them, as much as planning a small batch. Label mappings never change (a declared
@@ -130,7 +135,12 @@ class ServiceMetrics:
         )
         self._batches = counter("stream_validator_batches_total", "Micro-batches validated.", rc)
         self._violations = counter(
-            "stream_validator_violations_total", "Rule violations.", (*cf, "kind")
+            "stream_validator_violations_total", "Rule violations.", (*cf, "kind", "rule")
+        )
+        self._flagged = counter(
+            "stream_validator_flagged_violations_total",
+            "Flagged checks (action flag) broken by records sent on as valid.",
+            (*rc, "field", "kind", "rule"),
         )
         self._null_rate = gauge(
             "stream_validator_batch_null_rate_percent", "Null % of the last batch.", cf
@@ -224,6 +234,18 @@ class ServiceMetrics:
             if (route, contract) not in self._route_series:
                 self._new_route_series(route, contract)
 
+    def declare_flags(self, route: str, contract: str, rules: Sequence[str]) -> None:
+        """Create the flagged-violation counters of a route's flag ``rules`` at 0 (a field's
+        flagged series appear with its first breach: one per field and kind is too many)."""
+        route = config_label("route", route)
+        contract = config_label("contract", contract)
+        if isinstance(rules, str):
+            raise ValueError(f"rules must be a sequence of names, not the string {rules!r}")
+        with self._lock:
+            for name in rules:
+                label, _ = self._rules.label(contract, name)
+                self._flagged.labels(route, contract, RECORD_LABEL, _RULE_KIND, label)
+
     def observe_batch(
         self,
         route: str,
@@ -284,12 +306,35 @@ class ServiceMetrics:
                     label = self._unknown_label(contract, metric_path(name), now)
                 else:  # levels[3].price is counted as levels[].price
                     label, _ = self._declared.label(contract, metric_path(name))
-                self._violations.labels(contract, label, str(kind)).inc(n)
+                if kind == _RULE_KIND and name is None:
+                    # Split by rule; any rest (counts given without rules) under rule "".
+                    for rule, m in report.rule_violation_counts.items():
+                        m = min(m, n)
+                        if m:
+                            rule_label, _ = self._rules.label(contract, rule)
+                            self._violations.labels(contract, label, _RULE_KIND, rule_label).inc(m)
+                            n -= m
+                    if not n:
+                        continue
+                self._violations.labels(contract, label, str(kind), "").inc(n)
+
+            self._observe_flags(route, contract, report)
 
             for name, rate in report.null_rates.items():
                 self._null_series(contract, name)[0].set(rate)
             for name in report.null_breach_fields:
                 self._null_series(contract, name)[1].inc()
+
+    def _observe_flags(
+        self, route: str, contract: str, report: SchemaContractValidationReport
+    ) -> None:
+        """Count the flagged breaches of the batch's valid records (under the lock)."""
+        for rule, n in report.flagged_counts.items():
+            label, _ = self._rules.label(contract, rule)
+            self._flagged.labels(route, contract, RECORD_LABEL, _RULE_KIND, label).inc(n)
+        for (name, kind), n in report.flagged_field_counts.items():
+            label, _ = self._declared.label(contract, metric_path(name))
+            self._flagged.labels(route, contract, label, kind, "").inc(n)
 
     def _new_route_series(self, route: str, contract: str) -> _RouteSeries:
         """Create a route's series (failure counters at 0, so increase() catches the
@@ -388,11 +433,20 @@ def _check_report(report: SchemaContractValidationReport) -> None:
     counts = (report.total_records, report.valid_count, report.quarantined_count)
     if not all(is_count(n) for n in counts):
         raise ValueError(f"report counts must be ints >= 0, got {counts!r}")
-    bad = sorted({str(kind) for _, kind in report.violation_counts} - VIOLATION_KINDS)
+    kinds = {str(kind) for _, kind in report.violation_counts}
+    kinds.update(str(kind) for _, kind in report.flagged_field_counts)
+    bad = sorted(kinds - VIOLATION_KINDS)
     if bad:
         raise ValueError(f"unknown violation kinds {bad}; expected ViolationKind values")
-    if not all(is_count(n) for n in report.violation_counts.values()):
-        raise ValueError("violation counts must be ints >= 0")
+    tallies: tuple[Mapping[Any, int], ...] = (
+        report.violation_counts,
+        report.rule_violation_counts,
+        report.flagged_counts,
+        report.flagged_field_counts,
+    )
+    for tally in tallies:
+        if not all(is_count(n) for n in tally.values()):
+            raise ValueError("violation and flagged counts must be ints >= 0")
     rates = list(report.null_rates.values())
     if not all(is_number(r) for r in rates):
         raise ValueError(f"null rates must be finite numbers, got {rates!r}")

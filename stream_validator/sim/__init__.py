@@ -9,8 +9,9 @@ the caller passes the elapsed time of each message.
     ['clean', 'garbage', 'garbage']
 
 Modules: ``market`` (random-walk mid prices), ``records`` (clean tick / orderbook_snapshot /
-ohlcv_bar records), ``drift`` (the named scenarios and what the verifier reports for each),
-``integrity`` (the market-data integrity scenarios and their per-symbol memory),
+ohlcv_bar / order records), ``drift`` (the named scenarios and what the verifier reports for
+each), ``integrity`` (the market-data integrity scenarios and their per-symbol memory),
+``orders`` (the order-feed scenarios: a side outside its enum, an empty order id),
 ``schedule`` (the ``NAME[@WINDOW][:FRACTION]`` spec grammar, documented there),
 ``simulator`` (ties them up).
 """

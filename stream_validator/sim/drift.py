@@ -12,17 +12,22 @@ scenario             what the vendor sends                       verifier outcom
 ===================  ==========================================  ===============================
 field_rename         ask_sz as ask_volume (ticks), ask_sz_1 as   missing_field + the new name in
                      ask_volume_1 (books), volume as             observed_unknown_fields
-                     total_volume (bars)
-string_prices        prices as strings ("190.25")                type_mismatch
+                     total_volume (bars), qty as quantity
+                     (orders)
+string_prices        prices as strings ("190.25"); orders:       type_mismatch
+                     price and qty (a market order has no
+                     price)
 nan_prices           the raw JSON carries a NaN literal          undecodable (orjson rejects it)
 null_bid_spike       bid side null (ticks: bid, bid_sz; books:   records valid, null_breach_fields
-                     levels 2-3 of the bids; bars: vwap) in 30%  over the batch
-                     of records by default
+                     levels 2-3 of the bids; bars: vwap;         over the batch
+                     orders: price) in 30% of records by
+                     default
 bool_volumes         sizes as JSON true                          type_mismatch
 garbage              not JSON: Latin-1 bytes, binary noise,      undecodable
                      truncated JSON, CSV, empty
 tombstone            a null value                                not_a_mapping
-negative_price       the main price negated                      below_min
+negative_price       the main price negated (a market order's    below_min
+                     null price sent as -1.0)
 crossed_book         ticks, books: bid above ask (the touch      rule_violation of the shipped
                      swapped; an empty tick side is quoted a     contracts' crossed_book rule
                      cent off the last trade)                    (quarantine)
@@ -35,7 +40,7 @@ sequence_gap         ticks (the only entity with seq): the       valid; a sequen
                      its later records continue from there
 sequence_regression  ticks: seq 10 below the symbol's last; the  valid; a sequence_regression
                      next record continues without a gap         event (flag)
-stale_timestamp      event time (tick event_ts, book             valid; timestamp_out_of_range
+stale_timestamp      event time (tick and order event_ts, book   valid; timestamp_out_of_range
                      snapshot_ts, bar bar_start) the Unix epoch  under a max_age_s (none is
                      or 6 h old, half each                       shipped); ticks: an
                                                                  event_time_regression (flag)
@@ -46,19 +51,25 @@ future_timestamp     event time 1 h ahead                        valid with the 
                                                                  one
 naive_timestamp      event time without an offset                type_mismatch: every shipped
                      ("2026-01-05T14:30:00.000123")              contract sets require_timezone
-frozen_quote         each symbol repeats its first complete      valid; ticks: a frozen_quote
-                     quote of the episode (ticks: price, size,   alert of tick.yaml's state
-                     bid, ask and sizes; books: all levels;      past 20 updates (never a
-                     bars: OHLC, volume, trades, VWAP)           quarantine)
+frozen_quote         ticks, books, bars: each symbol repeats     valid; ticks: a frozen_quote
+                     its first complete quote of the episode     alert of tick.yaml's state
+                     (ticks: price, size, bid, ask and sizes;    past 20 updates (never a
+                     books: all levels; bars: OHLC, volume,      quarantine)
+                     trades, VWAP)
 bad_deploy           every field name in PascalCase (bid_sz ->   every record quarantined:
                      BidSz, symbol -> Symbol)                    missing_field for each declared
                                                                  field; the new names in
                                                                  observed_unknown_fields
+unknown_side         orders: side "hold", "sell_short" or        not_allowed (side)
+                     "cross"
+upper_case_side      orders: side "BUY" or "SELL"                not_allowed (side)
+empty_order_id       orders: order_id ""                         too_short (order_id)
 ===================  ==========================================  ===============================
 
-Only ticks carry a sequence number (``seq`` in tick.yaml; books and bars have none), so the
-sequence scenarios leave books and bars clean. A drift that is quarantined (garbage,
-tombstone, ...) still takes its tick's number, so on the clean stream it shows as a gap.
+Only ticks carry a sequence number (``seq`` in tick.yaml; books, bars and orders have none),
+so the sequence scenarios leave the others clean; orders carry no quote, so frozen_quote
+leaves them clean. A drift that is quarantined (garbage, tombstone, ...) still takes its
+tick's number, so on the clean stream it shows as a gap.
 """
 
 from __future__ import annotations
@@ -69,7 +80,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from stream_validator.codec import encode_json
-from stream_validator.sim import integrity
+from stream_validator.sim import integrity, orders
 from stream_validator.sim.integrity import SymbolMemory
 from stream_validator.sim.records import Entity
 
@@ -90,6 +101,8 @@ class DriftTargets:
     touch: tuple[str, str] | None = None
     touch_sizes: tuple[str, ...] = ()
     seq: str | None = None
+    side: str | None = None
+    order_id: str | None = None
 
 
 TARGETS: Final[dict[Entity, DriftTargets]] = {
@@ -131,6 +144,17 @@ TARGETS: Final[dict[Entity, DriftTargets]] = {
         bid_side=("vwap",),
         time="bar_start",
         quote=("open", "high", "low", "close", "volume", "trade_count", "vwap"),
+    ),
+    Entity.ORDER: DriftTargets(
+        rename=("qty", "quantity"),
+        price="price",
+        prices=("price", "qty"),
+        sizes=("qty",),
+        bid_side=("price",),
+        time="event_ts",
+        quote=(),
+        side="side",
+        order_id="order_id",
     ),
 }
 
@@ -223,13 +247,16 @@ def tombstone(
 def negative_price(
     record: Record, targets: DriftTargets, rng: random.Random, memory: SymbolMemory
 ) -> bytes:
-    """The main price has the wrong sign."""
-    record[targets.price] = -abs(record[targets.price])
+    """The main price has the wrong sign; a missing one (a market order's) is sent as -1."""
+    price = record[targets.price]
+    record[targets.price] = -1.0 if price is None else -abs(price)
     return encode_json(record)
 
 
 _BOOKS: Final = frozenset({Entity.TICK, Entity.ORDERBOOK_SNAPSHOT})
 _SEQ: Final = frozenset(entity for entity, targets in TARGETS.items() if targets.seq)
+_QUOTES: Final = frozenset(entity for entity, targets in TARGETS.items() if targets.quote)
+_ORDERS: Final = frozenset(entity for entity, targets in TARGETS.items() if targets.side)
 
 SCENARIOS: Final[dict[str, Scenario]] = {
     s.name: s
@@ -262,7 +289,12 @@ SCENARIOS: Final[dict[str, Scenario]] = {
         Scenario("stale_timestamp", integrity.stale_timestamp, 1.0, "event time 1970 or 6 h old"),
         Scenario("future_timestamp", integrity.future_timestamp, 1.0, "event time 1 h ahead"),
         Scenario("naive_timestamp", integrity.naive_timestamp, 1.0, "event time without offset"),
-        Scenario("frozen_quote", integrity.frozen_quote, 1.0, "a symbol repeats one quote"),
+        Scenario(
+            "frozen_quote", integrity.frozen_quote, 1.0, "a symbol repeats one quote", _QUOTES
+        ),
         Scenario("bad_deploy", integrity.bad_deploy, 1.0, "every field renamed (PascalCase)"),
+        Scenario("unknown_side", orders.unknown_side, 1.0, 'side "hold" (orders)', _ORDERS),
+        Scenario("upper_case_side", orders.upper_case_side, 1.0, 'side "BUY" (orders)', _ORDERS),
+        Scenario("empty_order_id", orders.empty_order_id, 1.0, 'order_id "" (orders)', _ORDERS),
     )
 }

@@ -1,4 +1,4 @@
-"""Clean records for the three contracts in config/contracts/: tick, orderbook_snapshot, ohlcv_bar.
+"""Clean records for the contracts in config/contracts/: tick, orderbook_snapshot, ohlcv_bar, order.
 
 PURE. Each builder turns the instrument the market just moved into one record carrying
 exactly the contract's fields, valid in type, bounds and nullability:
@@ -10,6 +10,9 @@ exactly the contract's fields, valid in type, bounds and nullability:
 * ohlcv_bar: consecutive one-minute bars per symbol from the run's start minute (a replay:
   faster than one bar per symbol per minute runs ahead of wall time); low <= open, close
   <= high and the VWAP inside [low, high]; a bar without trades has volume 0 and VWAP null.
+* order: new orders, buy or sell half each, with a unique order_id; a limit order rests a
+  few cents behind the touch (a buy at or below the bid, a sell at or above the ask); a
+  market order (now and then) has a null price.
 
 Legitimate nulls are rare and spaced out (``NullGate``): at least 200 / ceiling records
 apart, so no run of at least 100 / ceiling consecutive records has a null rate above the
@@ -29,6 +32,8 @@ from stream_validator.sim.market import Instrument, cents, walk
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _SPREADS_CENTS: Final = (1, 1, 1, 2, 2, 3)
 _BAR_SECONDS: Final = 60
+#: How far behind the touch a limit order rests, in cents (0: at the touch).
+_ORDER_OFFSETS_CENTS: Final = (0, 0, 1, 1, 2, 3, 5)
 
 
 class Entity(StrEnum):
@@ -37,6 +42,7 @@ class Entity(StrEnum):
     TICK = "tick"
     ORDERBOOK_SNAPSHOT = "orderbook_snapshot"
     OHLCV_BAR = "ohlcv_bar"
+    ORDER = "order"
 
 
 class NullGate:
@@ -194,10 +200,44 @@ class BarBuilder:
         }
 
 
+class OrderBuilder:
+    """New orders; about 8% are market orders, whose price is null (ceiling: 20%)."""
+
+    __slots__ = ("_market_gate", "_next_id", "_rng")
+
+    def __init__(self, rng: random.Random) -> None:
+        self._rng = rng
+        self._market_gate = NullGate(0.25, gap=10)
+        self._next_id = rng.randrange(1_000_000, 9_000_000)
+
+    def build(self, instrument: Instrument, ts_us: int) -> dict[str, Any]:
+        rng = self._rng
+        self._next_id += 1
+        side = "buy" if rng.random() < 0.5 else "sell"
+        if self._market_gate.allows(rng):
+            order_type, price = "market", None
+        else:
+            bid, ask = _touch(instrument.mid_cents, rng)
+            offset = rng.choice(_ORDER_OFFSETS_CENTS)
+            order_type, price = "limit", cents(bid - offset if side == "buy" else ask + offset)
+        return {
+            "order_id": f"ORD-{self._next_id:010d}",
+            "symbol": instrument.symbol,
+            "exchange": instrument.exchange,
+            "side": side,
+            "order_type": order_type,
+            "qty": _lot(rng),
+            "price": price,
+            "event_ts": format_ts(ts_us),
+        }
+
+
 def builder_for(entity: Entity, rng: random.Random, start_us: int) -> RecordBuilder:
     """The record builder of an entity."""
     if entity is Entity.TICK:
         return TickBuilder(rng)
     if entity is Entity.ORDERBOOK_SNAPSHOT:
         return OrderbookBuilder(rng)
+    if entity is Entity.ORDER:
+        return OrderBuilder(rng)
     return BarBuilder(rng, start_us)

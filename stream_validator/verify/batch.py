@@ -4,6 +4,13 @@ Payloads go through the native fast path (``native.NativeCheck``) in chunks; wha
 declines, and every decoded record, goes through the full rules (``rules``), whose
 verdict is final. An unexpected exception while checking one record quarantines that
 record as ``validator_error`` and never aborts the batch.
+
+Flagged checks (fields and rules with action ``flag``): a record whose only violations are
+flagged ones is valid and counted in the report's flagged counts; a record with any other
+violation is quarantined, its flagged violations listed after the others (so the first
+violation is one that quarantined it), marked (``Violation.flagged``).
+The fast path accepts no record breaking any field check, flagged or not, so what a flagged
+field lets through is always judged here.
 """
 
 from __future__ import annotations
@@ -16,11 +23,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from stream_validator.codec import JSONDecodeError, loads_raw
+from stream_validator.contracts.model import metric_path
 from stream_validator.verify.dupkeys import duplicate_keys, no_duplicates_possible
 from stream_validator.verify.fastpath import FAIL
 from stream_validator.verify.native import CHUNK
 from stream_validator.verify.render import key_name, show, show_name, type_label
 from stream_validator.verify.report import (
+    FLAGGABLE_KINDS,
     MAX_NAMED_VIOLATIONS,
     MAX_UNKNOWN_NAMES,
     DecodedRecords,
@@ -35,6 +44,7 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger(__name__)
 Payload = bytes | bytearray | memoryview | None
+_NONE: tuple[Any, ...] = ()  # no flag rules broken, no flagged fields
 
 
 class BatchAccumulator:
@@ -46,7 +56,10 @@ class BatchAccumulator:
         "_checks_on",
         "_error_logged",
         "_fast_check",
+        "_flag_fields",
         "_flagged",
+        "_flagged_fields",
+        "_flagged_records",
         "_inspector",
         "_keep",
         "_native",
@@ -54,6 +67,7 @@ class BatchAccumulator:
         "_payloads_seen",
         "_quarantined",
         "_quarantined_count",
+        "_rule_counts",
         "_total",
         "_unknown",
         "_unknown_left_out",
@@ -77,6 +91,10 @@ class BatchAccumulator:
         # None when no record could fail or be flagged by a rule or a skew window.
         self._checks_on = self._checks.active(now)
         self._flagged: Counter[str] = Counter()
+        self._flag_fields = verifier._flag_fields
+        self._flagged_fields: Counter[tuple[str, str]] = Counter()
+        self._flagged_records = 0
+        self._rule_counts: Counter[str] = Counter()
         self._inspector = verifier._inspector
         self._fast_check = verifier._fast_check
         self._native = verifier._native
@@ -106,8 +124,13 @@ class BatchAccumulator:
             if clean is not FAIL and not self._checks_on:
                 return self._accept(index, record, clean)
             violations, nulls, unknown = self._inspector.inspect(record)
-            violations, flagged = self._record_checks(record, violations)
-            return self._settle(index, record, _snapshot, violations, nulls, unknown, flagged)
+            violations, rules, fields = self._record_checks(record, violations)
+            if unknown:
+                self._note_unknown(unknown)
+            if violations is not None:
+                return self._quarantine(index, _snapshot(record), violations)
+            self._count_flags(rules, fields)
+            return self._accept(index, record, nulls or ())
         except Exception as exc:  # one record never aborts the batch
             if type(record) is dict:
                 return self._validator_error(index, _snapshot(record), exc)
@@ -249,22 +272,58 @@ class BatchAccumulator:
         duplicates = _duplicates(payload, record)
         if duplicates:
             violations = _duplicate_keys(duplicates) + (violations or [])
-        violations, flagged = self._record_checks(record, violations)
+        violations, rules, fields = self._record_checks(record, violations)
         if unknown:
             self._note_unknown(unknown)
         if violations is not None:
             return self._quarantine(index, payload, violations)
-        self._flagged.update(flagged)
+        self._count_flags(rules, fields)
         # A valid payload is kept as bytes: valid_records decodes it again on access.
         return self._accept(index, payload, nulls)
 
     def _record_checks(
         self, record: Mapping[Any, Any], violations: list[Violation] | None
-    ) -> tuple[list[Violation] | None, list[str]]:
-        """The rules and skew windows, on the fields that passed their own checks."""
-        if not self._checks_on:
-            return violations, []
-        return self._checks.check(record, violations, self._bounds)
+    ) -> tuple[list[Violation] | None, Sequence[str], Sequence[tuple[str, str]]]:
+        """The rules and skew windows, on the fields that passed their own checks, then the
+        flags: (violations, None when only flagged ones; the flag rules broken; the
+        flagged (field, kind) pairs, when the record is valid)."""
+        rules: Sequence[str] = _NONE
+        if self._checks_on:
+            violations, rules = self._checks.check(record, violations, self._bounds)
+        if violations is None:
+            return None, rules, _NONE
+        flagged: Sequence[tuple[str, str]] = _NONE
+        if self._flag_fields:
+            flagged = self._flagged_pairs(violations)
+            if len(flagged) == len(violations):
+                return None, rules, flagged
+        if flagged:  # quarantined: its flagged violations are listed after the others, marked
+            violations = [v for v in violations if not self._is_flagged(v)] + [
+                v.as_flagged() for v in violations if self._is_flagged(v)
+            ]
+        if rules:
+            violations = violations + self._checks.flag_violations(record, list(rules))
+        return violations, rules, _NONE
+
+    def _is_flagged(self, violation: Violation) -> bool:
+        name = violation.field
+        if name is None or violation.kind not in FLAGGABLE_KINDS:
+            return False
+        # a nested path (``levels[3].price``) belongs to its top-level field
+        return name in self._flag_fields or (
+            name.split(".", 1)[0].split("[", 1)[0] in self._flag_fields
+        )
+
+    def _flagged_pairs(self, violations: list[Violation]) -> list[tuple[str, str]]:
+        # by metric path (levels[].price): one count per declared path, not per index
+        return [(metric_path(str(v.field)), str(v.kind)) for v in violations if self._is_flagged(v)]
+
+    def _count_flags(self, rules: Sequence[str], fields: Sequence[tuple[str, str]]) -> None:
+        """Count a valid record's flagged breaches."""
+        if rules or fields:
+            self._flagged_records += 1
+            self._flagged.update(rules)
+            self._flagged_fields.update(fields)
 
     def _log_error(self, where: str, exc: Exception) -> None:
         if not self._error_logged:
@@ -275,23 +334,6 @@ class BatchAccumulator:
         self._log_error(f"check of record {index} (quarantined as validator_error)", exc)
         violation = Violation(None, ViolationKind.VALIDATOR_ERROR, type_label(exc))
         return self._quarantine(index, raw, [violation])
-
-    def _settle(
-        self,
-        index: int,
-        record: Mapping[Any, Any] | bytes,
-        snapshot: Any,
-        violations: list[Violation] | None,
-        nulls: list[int] | None,
-        unknown: list[str] | None,
-        flagged: list[str],
-    ) -> QuarantinedRecord | None:
-        if unknown:
-            self._note_unknown(unknown)
-        if violations is not None:
-            return self._quarantine(index, snapshot(record), violations)
-        self._flagged.update(flagged)
-        return self._accept(index, record, nulls or ())
 
     def _note_unknown(self, names: list[str]) -> None:
         """Keep a record's undeclared names up to MAX_UNKNOWN_NAMES per batch; count the
@@ -322,11 +364,15 @@ class BatchAccumulator:
         quarantined = QuarantinedRecord(index, raw, violations)
         self._quarantined_count += 1
         counts = self._violation_counts
-        if len(violations) == 1:
+        if len(violations) == 1:  # a lone violation is never a flagged one
             (violation,) = violations
             counts[(violation.field, str(violation.kind))] += 1
+            if violation.rule is not None:
+                self._rule_counts[violation.rule] += 1
         else:
-            counts.update([(v.field, str(v.kind)) for v in violations])
+            kept = [v for v in violations if not v.flagged]
+            counts.update([(v.field, str(v.kind)) for v in kept])
+            self._rule_counts.update([v.rule for v in kept if v.rule is not None])
         if self._keep:
             self._quarantined.append(quarantined)
         return quarantined
@@ -368,6 +414,9 @@ class BatchAccumulator:
             valid_count=self._valid_count,
             quarantined_count=self._quarantined_count,
             flagged_counts=Counter(self._flagged),
+            flagged_field_counts=Counter(self._flagged_fields),
+            flagged_records=self._flagged_records,
+            rule_violation_counts=Counter(self._rule_counts),
         )
 
 

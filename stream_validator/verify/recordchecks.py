@@ -7,7 +7,8 @@ missing ``bid`` is reported once (``missing_field``), never again by ``bid <= as
   field or an object above it (``book``) failed its own check;
 * a rule with action ``quarantine`` that does not hold adds a ``rule_violation``
   (``rule`` = its name); one with action ``flag`` leaves the record valid and is counted
-  in the report's ``flagged_counts`` when the record ends valid;
+  in the report's ``flagged_counts`` when the record ends valid (a quarantined record's
+  DLQ entry lists it, marked flagged: ``flag_violations``);
 * a datetime field with ``max_future_s``/``max_age_s`` outside
   ``[now - max_age_s, now + max_future_s]`` adds a ``timestamp_out_of_range``. ``now`` is
   the time of validation the caller gives (None: no skew check); a value without an offset
@@ -28,11 +29,12 @@ from itertools import compress
 from typing import Any, Final, NamedTuple
 
 from stream_validator.contracts.expr_eval import compile_rule, failing_link
+from stream_validator.contracts.exprtree import render
 from stream_validator.contracts.model import SchemaContract
 from stream_validator.contracts.rulespec import RuleAction, RuleSpec
 from stream_validator.verify.render import show
 from stream_validator.verify.report import Violation, ViolationKind
-from stream_validator.verify.structrules import RuleDeclined, compile_sure_holds
+from stream_validator.verify.structrules import RuleDeclined, compile_sure_holds, text_of
 
 MARGIN: Final = timedelta(seconds=1)
 
@@ -118,11 +120,12 @@ def _with_parents(names: frozenset[str]) -> frozenset[str]:
 class RecordChecks:
     """The rules and skew windows of one contract, compiled once."""
 
-    __slots__ = ("_deps", "_paths", "_rules", "_sure", "_windows")
+    __slots__ = ("_deps", "_paths", "_rules", "_sure", "_text", "_windows")
 
     def __init__(self, contract: SchemaContract) -> None:
+        self._text = {spec.name: text_of(contract, spec) for spec in contract.rules}
         self._rules: tuple[tuple[RuleSpec, Callable[[Mapping[str, object]], bool]], ...] = tuple(
-            (spec, compile_rule(spec.expr)) for spec in contract.rules
+            (spec, compile_rule(spec.expr, self._text[spec.name])) for spec in contract.rules
         )
         declared = set(contract.field_names)
         # The rules read nested paths: they see the record through a PathView.
@@ -207,8 +210,20 @@ class RecordChecks:
                 flagged.append(spec.name)
                 continue
             violations = violations or []
-            violations.append(_rule_violation(spec, record))
+            violations.append(_rule_violation(spec, record, self._text[spec.name]))
         return violations, flagged
+
+    def flag_violations(self, record: Mapping[Any, Any], names: list[str]) -> list[Violation]:
+        """The violations of the flag rules ``names`` the record broke, marked flagged (for
+        the DLQ entry of a record quarantined for its other violations)."""
+        wanted = set(names)
+        if self._paths:
+            record = PathView(record)
+        return [
+            _rule_violation(spec, record, self._text[spec.name]).as_flagged()
+            for spec, _ in self._rules
+            if spec.name in wanted
+        ]
 
     def screen(
         self,
@@ -234,8 +249,10 @@ class RecordChecks:
         return out
 
 
-def _rule_violation(spec: RuleSpec, record: Mapping[Any, Any]) -> Violation:
-    link = failing_link(spec.expr, record) or spec.canonical
+def _rule_violation(spec: RuleSpec, record: Mapping[Any, Any], text: frozenset[str]) -> Violation:
+    link = failing_link(spec.body, record, text) or spec.canonical
+    if spec.condition is not None:
+        link += f" when {render(spec.condition)}"
     values = ", ".join(f"{name}={show(record.get(name))}" for name in sorted(spec.fields))
     return Violation(
         None,

@@ -72,23 +72,56 @@ class ViolationKind(StrEnum):
     EVENT_TIME_REGRESSION = "event_time_regression"
 
 
+#: The kinds a field with ``action: flag`` flags (every check of the field, its skew window
+#: included); the others (undecodable, oversized, not a mapping, a duplicate or unknown key,
+#: a validator error) are about the whole record and always quarantine it.
+FLAGGABLE_KINDS: Final = frozenset(
+    str(kind)
+    for kind in (
+        ViolationKind.MISSING_FIELD,
+        ViolationKind.NULL_VALUE,
+        ViolationKind.TYPE_MISMATCH,
+        ViolationKind.NON_FINITE,
+        ViolationKind.BELOW_MIN,
+        ViolationKind.ABOVE_MAX,
+        ViolationKind.NOT_ALLOWED,
+        ViolationKind.PATTERN_MISMATCH,
+        ViolationKind.TOO_SHORT,
+        ViolationKind.TOO_LONG,
+        ViolationKind.TOO_FEW_ITEMS,
+        ViolationKind.TOO_MANY_ITEMS,
+        ViolationKind.TIMESTAMP_OUT_OF_RANGE,
+    )
+)
+
+
 @quick_init  # built once per bad record
 @dataclass(frozen=True, slots=True)
 class Violation:
     """One broken check: which field (None for record-level problems), a stable kind, a
-    message, and for ``rule_violation`` the contract's name of the rule."""
+    message, and for ``rule_violation`` the contract's name of the rule. ``flagged``: the
+    check has action ``flag`` (listed on a record quarantined for its other violations;
+    alone it would have let the record flow)."""
 
     field: str | None
     kind: str
     message: str
     rule: str | None = None
+    flagged: bool = False
 
     def as_dict(self) -> dict[str, str | None]:
-        """The JSON-ready form used in DLQ entries (``rule`` only when set)."""
+        """The JSON-ready form used in DLQ entries (``rule`` only when set, ``action``:
+        ``"flag"`` only on a flagged violation)."""
         out = {"field": self.field, "kind": str(self.kind), "message": self.message}
         if self.rule is not None:
             out["rule"] = self.rule
+        if self.flagged:
+            out["action"] = "flag"
         return out
+
+    def as_flagged(self) -> Violation:
+        """The same violation, marked as one of a check with action ``flag``."""
+        return Violation(self.field, self.kind, self.message, self.rule, True)
 
 
 @quick_init  # built once per bad record
@@ -170,7 +203,11 @@ class SchemaContractValidationReport:
     ``valid_indices[i]`` is the batch position of ``valid_records[i]``, which lets a
     caller of ``validate_payloads`` forward the original bytes unchanged.
     ``flagged_counts`` counts, per rule with action ``flag``, the valid records that
-    broke it (they are in ``valid_records``; a quarantined record is not counted there).
+    broke it (they are in ``valid_records``; a quarantined record is not counted there);
+    ``flagged_field_counts`` the same per (field, kind) of a field with action ``flag``,
+    and ``flagged_records`` the valid records with at least one flagged breach.
+    ``violation_counts`` (and ``rule_violation_counts``, per rule name) count the
+    violations that quarantined records, never the flagged ones a DLQ entry also lists.
     ``nan_counts``/``inf_counts`` count the valid records holding NaN / ±Inf, per float
     field with ``allow_non_finite`` (the only fields where they pass; other fields have no
     entry). Only decoded records can hold them: the JSON decoder refuses NaN and ±Inf, so
@@ -198,6 +235,9 @@ class SchemaContractValidationReport:
     nan_counts: dict[str, int] = field(default_factory=dict)
     inf_counts: dict[str, int] = field(default_factory=dict)
     unknown_fields_left_out: int = 0
+    flagged_field_counts: Counter[tuple[str, str]] = field(default_factory=Counter)
+    flagged_records: int = 0
+    rule_violation_counts: Counter[str] = field(default_factory=Counter)
 
     def __post_init__(self) -> None:
         # Counts default to the list lengths; the streaming CLI keeps counts only.
@@ -240,6 +280,13 @@ class SchemaContractValidationReport:
             out[name if name is not None else "<record>"] += n
         return dict(out)
 
+    def flagged_by_field(self) -> dict[str, dict[str, int]]:
+        """Flagged breaches on valid records, per field of action ``flag``, then per kind."""
+        out: dict[str, dict[str, int]] = {}
+        for (name, kind), n in sorted(self.flagged_field_counts.items()):
+            out.setdefault(name, {})[kind] = n
+        return out
+
     def summary(self) -> Mapping[str, object]:
         """A JSON-ready digest (no payloads) for logs and the CLI."""
         return {
@@ -250,7 +297,9 @@ class SchemaContractValidationReport:
             "quarantined": self.quarantined_count,
             "violations_by_kind": self.counts_by_kind(),
             "violations_by_field": self.counts_by_field(),
+            "flagged": self.flagged_records,
             "flagged_by_rule": dict(self.flagged_counts),
+            "flagged_by_field": self.flagged_by_field(),
             "null_rates": self.null_rates,
             "null_breach_fields": self.null_breach_fields,
             "nan_rates": self.nan_rates,

@@ -16,10 +16,19 @@ as under ``compile_rule``: when the links fail together and a field they read is
 each link is judged again, holding when a field it reads is null (a record with an empty
 side of the book stays on the fast path). The mapping shortcut declines any null.
 
+``or``, ``not``, ``in`` and strings: the rule's ``normal_form`` (``not`` pushed down to
+the comparisons) becomes a Python ``and``/``or`` expression of the same links, each of them
+true only where the link holds under ``compile_rule`` (or stricter): a string ``==``/``!=``
+or an ``in`` test is Python's own on the values (a value that is not a str or a number
+there makes the link not applicable, which holds, so Python's answer is never looser), and
+a ``not in`` on a computed number also requires it not to be NaN.
+
 The generated source holds no contract data: fields are read as ``s.f<i>`` (the Struct's
 own attribute names) or ``s[k<i>]`` (a mapping, the key bound as a constant) into locals,
-and constants are bound in the function's namespace. ``compile_sure_holds`` is the same
-check on a decoded mapping: the full rules skip evaluating rule by rule when it passes.
+and constants (numbers, strings, the sets of an ``in`` list) are bound in the function's
+namespace, never written into the source (``rule_source`` gives it, for tests).
+``compile_sure_holds`` is the same check on a decoded mapping: the full rules skip
+evaluating rule by rule when it passes.
 """
 
 from __future__ import annotations
@@ -27,9 +36,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from stream_validator.contracts.expr_eval import links
-from stream_validator.contracts.exprtree import BinOp, Const, Expr, Field, Neg, fields_of
-from stream_validator.contracts.model import SchemaContract
+from stream_validator.contracts.expr_eval import is_text, normal_form
+from stream_validator.contracts.exprtree import (
+    And,
+    BinOp,
+    Compare,
+    Const,
+    Expr,
+    Field,
+    In,
+    Neg,
+    Or,
+    Str,
+    fields_of,
+)
+from stream_validator.contracts.model import SchemaContract, rule_field_types
+from stream_validator.contracts.rulespec import RuleSpec
 
 
 class RuleDeclined(ValueError):
@@ -46,10 +68,8 @@ class RulesTooDeep(ValueError):
 def _number(expr: Expr, names: dict[str, str], ns: dict[str, Any]) -> str:
     if isinstance(expr, Field):
         return names[expr.name]
-    if isinstance(expr, Const):
-        name = f"c{len(ns)}"
-        ns[name] = expr.value
-        return name
+    if isinstance(expr, Const | Str):
+        return _bind(ns, expr.value)
     if isinstance(expr, Neg):
         return f"(-{_number(expr.operand, names, ns)})"
     if isinstance(expr, BinOp):
@@ -58,27 +78,74 @@ def _number(expr: Expr, names: dict[str, str], ns: dict[str, Any]) -> str:
     raise TypeError("expected a number, got a condition")
 
 
-def _compile(
-    contract: SchemaContract, load: dict[str, str], struct: bool, label: str
-) -> Callable[[Any], None] | None:
-    """``def f(s)`` returning None when every rule surely holds and raising RuleDeclined
-    otherwise; ``load[name]`` is the expression reading a field from ``s``. ``struct``:
-    ``s`` is a decoded Struct (every field present, never NaN; only a nullable one None)."""
-    if not contract.rules:
-        return None
+def text_of(contract: SchemaContract, rule: RuleSpec) -> frozenset[str]:
+    """The str fields a rule reads, from the contract's declarations (a RuleSpec built
+    without field types knows only those compared with a string constant)."""
+    declared = {path for path, kind in rule_field_types(contract).items() if kind is str}
+    return rule.text_fields | (rule.fields & declared)
+
+
+def _bind(ns: dict[str, Any], value: object) -> str:
+    """A constant bound in the namespace under a generated name (never written as text)."""
+    name = f"c{len(ns)}"
+    ns[name] = value
+    return name
+
+
+class _Source:
+    """The tests of one contract's rules as Python expressions (see the module docstring)."""
+
+    def __init__(self, names: dict[str, str], nullable: set[str], struct: bool) -> None:
+        self.names, self.nullable, self.struct = names, nullable, struct
+        self.ns: dict[str, Any] = {"Declined": RuleDeclined}
+
+    def leaf(self, node: Expr, text: frozenset[str]) -> str:
+        names, ns = self.names, self.ns
+        if isinstance(node, In):
+            members = _bind(ns, frozenset(item.value for item in node.values))
+            a = _number(node.operand, names, ns)
+            if not node.negated:
+                return f"{a} in {members}"
+            if isinstance(node.operand, Field | Const) or isinstance(node.values[0], Str):
+                return f"{a} not in {members}"
+            return f"({a} == {a} and {a} not in {members})"  # a computed NaN declines
+        if not isinstance(node, Compare):
+            raise TypeError("expected a comparison or an 'in' test")
+        (left, right), (op,) = node.operands, node.ops
+        a, b = _number(left, names, ns), _number(right, names, ns)
+        plain = isinstance(left, Field | Const | Str) and isinstance(right, Field | Const | Str)
+        if op == "!=" and not (is_text(left, text) or is_text(right, text)):
+            plain = plain and self.struct
+        return f"({a} < {b} or {a} > {b})" if op == "!=" and not plain else f"{a} {op} {b}"
+
+    def condition(self, node: Expr, text: frozenset[str], guard: bool) -> str:
+        """The node as a Python condition; ``guard``: a link reading a null holds."""
+        if isinstance(node, And | Or):
+            word = " and " if isinstance(node, And) else " or "
+            return word.join(f"({self.condition(t, text, guard)})" for t in node.terms)
+        test = self.leaf(node, text)
+        if not guard:
+            return test
+        nulls = sorted(self.nullable & fields_of(node))
+        return " or ".join([*(f"{self.names[n]} is None" for n in nulls), f"({test})"])
+
+
+def rule_source(
+    contract: SchemaContract, load: dict[str, str], struct: bool
+) -> tuple[list[str], dict[str, Any]]:
+    """The source lines of ``def sure(s)`` and the namespace it runs in (``_compile``)."""
     names = {spec.name: f"v{i}" for i, spec in enumerate(contract.fields)}
     nullable = {spec.name for spec in contract.fields if spec.is_nullable}
-    ns: dict[str, Any] = {"Declined": RuleDeclined}
+    source = _Source(names, nullable, struct)
+    ns = source.ns
     tests: list[str] = []
     guarded: list[str] = []  # each link, holding when a field it reads is null
     for rule in contract.rules:
-        for left, op, right in links(rule.expr):
-            a, b = _number(left, names, ns), _number(right, names, ns)
-            plain = struct and isinstance(left, Field | Const) and isinstance(right, Field | Const)
-            test = f"({a} < {b} or {a} > {b})" if op == "!=" and not plain else f"{a} {op} {b}"
-            tests.append(test)
-            nulls = sorted(nullable & (fields_of(left) | fields_of(right)))
-            guarded.append(" or ".join([*(f"{names[n]} is None" for n in nulls), f"({test})"]))
+        form, text = normal_form(rule.expr), text_of(contract, rule)
+        for term in form.terms if isinstance(form, And) else (form,):
+            test = source.condition(term, text, False)
+            tests.append(f"({test})" if isinstance(term, Or) else test)
+            guarded.append(source.condition(term, text, True))
     read = sorted({name for rule in contract.rules for name in rule.fields})
     for i, name in enumerate(read):
         ns[f"k{i}"] = name
@@ -106,6 +173,18 @@ def _compile(
             "            pass",
         ]
     lines.append("    raise Declined('a record rule needs the full check')")
+    return lines, ns
+
+
+def _compile(
+    contract: SchemaContract, load: dict[str, str], struct: bool, label: str
+) -> Callable[[Any], None] | None:
+    """``def f(s)`` returning None when every rule surely holds and raising RuleDeclined
+    otherwise; ``load[name]`` is the expression reading a field from ``s``. ``struct``:
+    ``s`` is a decoded Struct (every field present, never NaN; only a nullable one None)."""
+    if not contract.rules:
+        return None
+    lines, ns = rule_source(contract, load, struct)
     try:
         code = compile("\n".join(lines), f"<{label} of contract {contract.name!r}>", "exec")
     except (SyntaxError, RecursionError) as exc:

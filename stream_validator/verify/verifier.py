@@ -11,6 +11,7 @@ from typing import Any
 
 from stream_validator.contracts.check import check_contract
 from stream_validator.contracts.model import SchemaContract
+from stream_validator.contracts.rulespec import RuleAction
 from stream_validator.verify.batch import BatchAccumulator
 from stream_validator.verify.fastpath import compile_fast_check
 from stream_validator.verify.native import NativeCheck, UnsupportedContract
@@ -35,6 +36,7 @@ class DataSchemaContractVerifier:
         "_ceiling",
         "_checks",
         "_fast_check",
+        "_flag_fields",
         "_inspector",
         "_native",
         "_non_finite",
@@ -64,6 +66,10 @@ class DataSchemaContractVerifier:
             NestedInspector(contract) if contract.has_nested_fields else RecordInspector(contract)
         )
         self._checks = RecordChecks(contract)
+        # Fields whose checks only flag: their violations alone leave a record valid.
+        self._flag_fields = frozenset(
+            spec.name for spec in contract.fields if spec.action == RuleAction.FLAG
+        )
         self._fast_check = compile_fast_check(contract)
         # fast_path=False: the full rules only (the reference in the differential test).
         self._native: NativeCheck | None = None

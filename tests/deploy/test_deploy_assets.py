@@ -56,6 +56,7 @@ def registered_names() -> set[str]:
     metrics = ServiceMetrics(registry)
     metrics.set_build_info("0.1.0", {"tick": "1"})
     metrics.set_null_ceiling("tick", ["bid"], 1.0)
+    metrics.declare_flags("ticks", "tick", ["locked_book"])
     report = SchemaContractValidationReport(
         contract_name="tick",
         contract_version="1",

@@ -185,7 +185,7 @@ def test_configmap_keys_and_paths_referenced_exist(overlay: Rendered) -> None:
 def test_configmap_config_loads_with_its_contracts(overlay: Rendered, tmp_path: Path) -> None:
     """The mounted config loads (env applied), every route's contract from the ConfigMap."""
     config = effective_config(overlay, tmp_path)
-    assert [r.name for r in config.routes] == ["ticks", "books", "bars"]
+    assert [r.name for r in config.routes] == ["ticks", "books", "bars", "orders"]
     for route in config.routes:
         assert Path(route.contract_path).is_relative_to(tmp_path / "config" / "contracts")
 

@@ -313,3 +313,15 @@ class ServiceProcess:
         for line in self.logs().splitlines():
             if line.startswith("{"):
                 yield json.loads(line)
+
+
+def assigned(service: ServiceProcess) -> int:
+    """How many partitions the instance holds, from its rebalance log events."""
+    held: set[tuple[str, int]] = set()
+    for event in service.log_events():
+        keys = {(t, p) for t, p in event.get("partitions", [])}
+        if event.get("msg") == "partitions assigned":
+            held |= keys
+        elif event.get("msg") in ("partitions revoked", "partitions lost"):
+            held -= keys
+    return len(held)

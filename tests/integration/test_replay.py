@@ -40,7 +40,8 @@ ROUTE = "ticks"
 DLQ_PARTITIONS = 2
 # Broken source records by case: (sequence numbers, violation kind, field); see payload().
 CASES: dict[str, tuple[range, str, str | None]] = {
-    "price": (range(100, 106), "below_min", "price"),  # fixed by the corrected contract
+    # fixed by the corrected contract; a locked book too: locked_book (flag) is listed, flagged
+    "price": (range(100, 106), "below_min", "price"),
     "size": (range(200, 204), "type_mismatch", "size"),
     "exchange": (range(300, 303), "missing_field", "exchange"),
     "garbage": (range(400, 402), "undecodable", None),
@@ -51,7 +52,7 @@ FIXED = "price"
 def payload(seq: int) -> bytes:
     """The source value of one sequence number (see CASES)."""
     if seq in CASES["price"][0]:
-        return encode(tick(seq, price=-1.0))
+        return encode(tick(seq, price=-1.0, bid=100.0, ask=100.0))
     if seq in CASES["size"][0]:
         return encode(tick(seq, size="ten"))
     if seq in CASES["exchange"][0]:
@@ -285,6 +286,9 @@ def filter_case(name: str, filled: FilledDlq) -> tuple[list[str], Predicate]:
     def fields(m: ReadMessage) -> set[str | None]:
         return {v["field"] for v in filled.envelope(m)["violations"]}
 
+    def rules(m: ReadMessage) -> set[str | None]:
+        return {v.get("rule") for v in filled.envelope(m)["violations"]}
+
     cases: dict[str, tuple[list[str], Predicate]] = {
         "kind": (
             ["--kind", "type_mismatch", "--kind", "undecodable"],
@@ -292,6 +296,7 @@ def filter_case(name: str, filled: FilledDlq) -> tuple[list[str], Predicate]:
         ),
         "field": (["--field", "exchange"], lambda m: "exchange" in fields(m)),
         "kind+field": (["--kind", "below_min", "--field", "size"], lambda m: False),
+        "rule": (["--rule", "locked_book"], lambda m: "locked_book" in rules(m)),
         "source_topic": (["--source-topic", filled.source, "--source-topic", "x"], lambda m: True),
         "other_source_topic": (["--source-topic", "x"], lambda m: False),
         "contract_version": (["--contract-version", "1"], lambda m: True),
@@ -314,6 +319,7 @@ def filter_case(name: str, filled: FilledDlq) -> tuple[list[str], Predicate]:
         "kind",
         "field",
         "kind+field",
+        "rule",
         "source_topic",
         "other_source_topic",
         "contract_version",
@@ -337,6 +343,8 @@ def test_each_filter_selects_exactly_what_it_names(replay: Replay, name: str) ->
         assert summary["outcomes"]["filtered_out"] == len(replay.filled.messages) - len(expected)
     if name == "time":
         assert len(expected) == 7  # seq 101-105 and 200-201
+    if name == "rule":  # the price cases, their locked book listed as a flagged violation
+        assert len(expected) == len(CASES["price"][0])
 
 
 def test_dry_run_writes_nothing(replay: Replay) -> None:

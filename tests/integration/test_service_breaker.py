@@ -26,6 +26,7 @@ from service_helpers import (
     ServiceProcess,
     Stream,
     ThreadedService,
+    assigned,
     encode,
     free_port,
     new_stream,
@@ -269,18 +270,6 @@ def test_a_pause_mid_burst_loses_and_duplicates_nothing(
     assert resumes >= 1
     assert trips == resumes
     assert_each_record_once(stream, "read_committed" if exactly_once else "read_uncommitted")
-
-
-def assigned(service: ServiceProcess) -> int:
-    """How many partitions the instance holds, from its rebalance log events."""
-    held: set[tuple[str, int]] = set()
-    for event in service.log_events():
-        keys = {(t, p) for t, p in event.get("partitions", [])}
-        if event.get("msg") == "partitions assigned":
-            held |= keys
-        elif event.get("msg") in ("partitions revoked", "partitions lost"):
-            held -= keys
-    return len(held)
 
 
 @pytest.mark.parametrize("resume_while_away", [False, True], ids=["paused-back", "resumed-away"])

@@ -14,7 +14,16 @@ import pytest
 import yaml
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
 from kafka_helpers import partition_ids, unique_group
-from service_helpers import ServiceProcess, Stream, encode, free_port, new_stream, tick, wait_until
+from service_helpers import (
+    ServiceProcess,
+    Stream,
+    assigned,
+    encode,
+    free_port,
+    new_stream,
+    tick,
+    wait_until,
+)
 
 INSTANCES = 3
 PARTITIONS = 6
@@ -38,18 +47,6 @@ class Timings:
     committed_s: float
     all_seen_s: float
     unseen_when_committed: int
-
-
-def held(service: ServiceProcess) -> int:
-    """How many partitions the instance holds, from its rebalance log events."""
-    keys: set[tuple[str, int]] = set()
-    for event in service.log_events():
-        partitions = {(t, p) for t, p in event.get("partitions", [])}
-        if event.get("msg") == "partitions assigned":
-            keys |= partitions
-        elif event.get("msg") in ("partitions revoked", "partitions lost"):
-            keys -= partitions
-    return len(keys)
 
 
 class Feed:
@@ -189,8 +186,8 @@ def lose_an_instance(
         with Feed(stream) as feed, CommittedReader(stream) as reader:
             wait_until(
                 lambda: (
-                    all(held(s) > 0 for s in services)
-                    and sum(held(s) for s in services) == PARTITIONS
+                    all(assigned(s) > 0 for s in services)
+                    and sum(assigned(s) for s in services) == PARTITIONS
                 ),
                 60,
                 "every instance holding partitions",

@@ -54,5 +54,10 @@ def test_rules_quarantine_or_flag_as_declared(kafka_bootstrap: str, tmp_path: Pa
     labels = {"route": "ticks", "contract": "tick"}
     assert registry.get_sample_value("stream_validator_records_valid_total", labels) == 22
     assert registry.get_sample_value("stream_validator_records_quarantined_total", labels) == 2
-    rule_labels = {"contract": "tick", "field": "_record", "kind": "rule_violation"}
+    rule_labels = {
+        "contract": "tick",
+        "field": "_record",
+        "kind": "rule_violation",
+        "rule": "crossed_book",
+    }
     assert registry.get_sample_value("stream_validator_violations_total", rule_labels) == 1

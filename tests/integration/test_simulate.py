@@ -144,3 +144,30 @@ def test_rate_and_duration_pace_the_run(
     assert 380 <= summary["produced"] <= 402
     assert 1.9 <= summary["elapsed_s"] < 4.0
     assert len(read_topic(kafka_bootstrap, topic)) == summary["produced"]
+
+
+def test_order_feed_drift_is_quarantined_by_the_order_contract(
+    kafka_bootstrap: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--entity order: the order contract quarantines exactly the order-feed drift."""
+    topic = create_topic(kafka_bootstrap, prefix="sim")
+    specs = ("unknown_side@n100+50", "upper_case_side@n300+50:0.5", "empty_order_id@everyn400+5")
+    code, summary = simulate(
+        kafka_bootstrap,
+        topic,
+        capsys,
+        *("--entity", "order", "--count", "1200", "--rate", "0", "--seed", "4"),
+        *(arg for spec in specs for arg in ("--scenario", spec)),
+    )
+    assert code == SimulateExit.OK
+    assert summary["entity"] == "order"
+    messages = read_topic(kafka_bootstrap, topic)
+    verifier = DataSchemaContractVerifier(load_contract(CONTRACTS / "order.yaml"))
+    report = verifier.validate_payloads([m.value for m in messages])
+    drifted = [i for i, m in enumerate(messages) if scenario_of(m) != "clean"]
+    assert [q.index for q in report.quarantined_records] == drifted
+    produced = summary["scenarios"]
+    assert report.violation_counts == {
+        ("side", "not_allowed"): produced["unknown_side"] + produced["upper_case_side"],
+        ("order_id", "too_short"): produced["empty_order_id"],
+    }

@@ -252,3 +252,63 @@ def test_a_line_over_the_limit_is_never_held_whole(make_tick: TickFactory) -> No
         assert violation["kind"] == "oversized"
         assert f"payload is {len(huge)} bytes, above" in violation["message"]
         assert f"payload is {len(huge)} bytes, above" in entry["violation_reason"]
+
+
+FLAGGED_CONTRACT = """\
+name: orders
+fields:
+  - {name: sym, type: str}
+  - {name: qty, type: int, min_value: 1, action: flag}
+  - {name: px, type: float, min_value: 0}
+rules:
+  - {name: big, check: "qty <= 1000", action: flag}
+"""
+ORDERS = [
+    {"sym": "A", "qty": 5, "px": 1.0},
+    {"sym": "A", "qty": 0, "px": 1.0},
+    {"sym": "A", "qty": 5000, "px": 1.0},
+    {"sym": "A", "qty": 0, "px": -1.0},
+]
+
+
+def test_validate_json_counts_flagged_records(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--json gives flagged, flagged_by_rule and flagged_by_field (records that flowed)."""
+    contract = tmp_path / "orders.yaml"
+    contract.write_text(FLAGGED_CONTRACT)
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(jsonl(*ORDERS))
+    assert main(["validate", "--contract", str(contract), str(source), "--json"]) == 1
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["valid"], summary["quarantined"], summary["flagged"]) == (3, 1, 2)
+    assert summary["flagged_by_rule"] == {"big": 1}
+    assert summary["flagged_by_field"] == {"qty": {"below_min": 1}}
+
+
+def test_validate_summary_shows_flagged_records(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The terminal summary says how many valid records were flagged, by rule and field."""
+    contract = tmp_path / "orders.yaml"
+    contract.write_text(FLAGGED_CONTRACT)
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(jsonl(*ORDERS))
+    main(["validate", "--contract", str(contract), str(source)])
+    out = capsys.readouterr().out
+    assert "3 valid (2 flagged), 1 quarantined" in out
+    assert "flagged by rule: big=1" in out and "flagged by field: qty below_min=1" in out
+
+
+def test_validate_dlq_entry_marks_flagged_violations(tmp_path: Path) -> None:
+    """A quarantined line's DLQ entry lists its flagged violation with action flag."""
+    contract = tmp_path / "orders.yaml"
+    contract.write_text(FLAGGED_CONTRACT)
+    source, dlq = tmp_path / "in.jsonl", tmp_path / "dlq.jsonl"
+    source.write_bytes(jsonl(*ORDERS))
+    main(["validate", "--contract", str(contract), str(source), "--dlq-out", str(dlq)])
+    (entry,) = [json.loads(line) for line in dlq.read_text().splitlines()]
+    assert [(v["field"], v.get("action")) for v in entry["violations"]] == [
+        ("px", None),
+        ("qty", "flag"),
+    ]

@@ -231,3 +231,21 @@ def test_route_with_another_dlq_topic_needs_force(tmp_path: Path) -> None:
         job_for(tmp_path, "--route", "u", routes=(("t", "t.dlq"), ("u", "u.dlq")))
     forced = job_for(tmp_path, "--route", "u", "--force", routes=(("t", "t.dlq"), ("u", "u.dlq")))
     assert forced.selection.route == "u"
+
+
+def test_rule_filter_goes_into_the_selection(tmp_path: Path) -> None:
+    """--rule NAME (repeatable) selects by the route's contract rules."""
+    job = job_for(tmp_path, "--rule", "crossed_book", "--rule", "locked_book")
+    assert job.selection.rules == frozenset({"crossed_book", "locked_book"})
+
+
+def test_unknown_rule_is_a_usage_error_listing_the_rules(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--rule with a name the route's contract does not declare exits 2 and lists its rules."""
+    path = config(tmp_path, ("t", "t.dlq"))
+    code = cli_main(["replay", "--config", path, "--dlq-topic", "t.dlq", "--rule", "crossed"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "unknown --rule 'crossed'" in err
+    assert "crossed_book, locked_book, spread_band" in err

@@ -46,10 +46,15 @@ def load(tmp_path: Path, document: dict[str, Any], env: dict[str, str] | None = 
 
 
 def test_sample_config_loads() -> None:
-    """config/service.yaml loads with three routes and its contracts."""
+    """config/service.yaml loads with four routes and their contracts."""
     config = load_config(SAMPLE, {})
-    assert [r.name for r in config.routes] == ["ticks", "books", "bars"]
-    assert config.routes[0].contract.name == "tick"
+    assert [r.name for r in config.routes] == ["ticks", "books", "bars", "orders"]
+    assert [r.contract.name for r in config.routes] == [
+        "tick",
+        "orderbook_snapshot",
+        "ohlcv_bar",
+        "order",
+    ]
     assert config.routes[2].on_null_ceiling_breach == "quarantine"
 
 

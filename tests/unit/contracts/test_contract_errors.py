@@ -64,10 +64,10 @@ def test_unknown_keys_at_depth_are_listed(tmp_path: Path) -> None:
     """Every unknown key of one field is named, with the keys a field allows."""
     text = HEAD + "  - {name: c, type: int, nulable: true, minimum: 0}\n"
     assert problems(tmp_path, text) == [
-        "fields[2] (field 'c'): unknown key(s) minimum, nulable (allowed: allow_non_finite,"
-        " allowed, description, fields, items, max_age_s, max_future_s, max_items, max_length,"
-        " max_value, min_items, min_length, min_value, name, nullable, pattern,"
-        " require_timezone, type)"
+        "fields[2] (field 'c'): unknown key(s) minimum, nulable (allowed: action,"
+        " allow_non_finite, allowed, description, fields, items, max_age_s, max_future_s,"
+        " max_items, max_length, max_value, min_items, min_length, min_value, name, nullable,"
+        " pattern, require_timezone, type)"
     ]
 
 
@@ -131,7 +131,8 @@ def test_rule_problems_name_the_file_and_the_rule_path(tmp_path: Path) -> None:
         + "  - {name: r3, check: 'a < b', action: drop}\n"
     )
     assert problems(tmp_path, text) == [
-        "rules[0] (r1).check: field 'c' at column 6 is str; rules compare int and float fields",
+        "rules[0] (r1).check: numeric field 'a' at column 1 is compared with str field 'c' at"
+        " column 6; compare a str field with a string ('limit') and a number field with a number",
         "rules[1] (r2).check: unexpected character '=' (use '==') at column 3",
         "rules[2] (r3): 'action' must be quarantine or flag, got 'drop'",
     ]
@@ -188,8 +189,8 @@ def test_every_problem_of_one_field_and_of_the_top_level_in_one_run(tmp_path: Pa
         " max_allowed_null_pct, name, rules, state, version)",
         "max_allowed_null_pct: expected int | float, got str '5'"
         " (a number in quotes is text: write it without the quotes)",
-        "fields[0] (field 'a'): unknown key(s) nulable (allowed: allow_non_finite, allowed,"
-        " description, fields, items, max_age_s, max_future_s, max_items, max_length,"
+        "fields[0] (field 'a'): unknown key(s) nulable (allowed: action, allow_non_finite,"
+        " allowed, description, fields, items, max_age_s, max_future_s, max_items, max_length,"
         " max_value, min_items, min_length, min_value, name, nullable, pattern,"
         " require_timezone, type)",
         "fields[0].type (field 'a'): expected one of array, bool, datetime, float, int, object,"

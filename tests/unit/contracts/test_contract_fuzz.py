@@ -68,8 +68,37 @@ def _spread_bounds(spec: dict[str, Any]) -> dict[str, Any]:
 field_lists = st.lists(st.sampled_from(TYPES).flatmap(_field), min_size=1, max_size=len(NAMES)).map(
     lambda specs: [{"name": n, **spec} for n, spec in zip(NAMES, specs, strict=False)]
 )
-operand = st.sampled_from(NAMES) | st.sampled_from(["0", "1.5", "-2", "1e400", "true", "null"])
+operand = st.sampled_from(NAMES) | st.sampled_from(
+    ["0", "1.5", "-2", "1e400", "true", "null", "'x'", '"A"', "'it\\'s'", "''", "'\\q'"]
+)
+literal_lists = st.lists(
+    st.sampled_from(["1", "-2.5", "'buy'", '"sell"', "''", "1e400", "x"]), max_size=4
+).map(lambda items: "[" + ", ".join(items) + "]")
+comparisons = st.builds(
+    lambda a, op, b: f"{a} {op} {b}",
+    operand,
+    st.sampled_from(["<", "==", "!=", ">="]),
+    operand,
+) | st.builds(
+    lambda a, word, items: f"{a} {word} {items}",
+    operand,
+    st.sampled_from(["in", "not in"]),
+    literal_lists,
+)
+# or / and / not over comparisons and 'in' tests, parenthesised or not.
+logic = st.recursive(
+    comparisons,
+    lambda inner: st.builds(
+        lambda a, word, b, wrap: f"not ({a} {word} {b})" if wrap else f"{a} {word} not {b}",
+        inner,
+        st.sampled_from(["and", "or"]),
+        inner,
+        st.booleans(),
+    ),
+    max_leaves=4,
+)
 expressions = st.one_of(
+    logic,
     st.builds(
         lambda a, op, b: f"{a} {op} {b}",
         operand,
@@ -91,6 +120,7 @@ expressions = st.one_of(
 rules = st.fixed_dictionaries(
     {"name": st.from_regex(r"[a-z][a-z0-9_]{0,9}", fullmatch=True), "check": expressions},
     optional={
+        "when": expressions | st.sampled_from(["", 5, None]),
         "action": st.sampled_from(["quarantine", "flag"]),
         "description": st.text(max_size=10),
     },

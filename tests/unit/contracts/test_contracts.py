@@ -142,7 +142,7 @@ fields:
     [
         (
             "name: x\nfields: [{name: a, type: float, nulable: true}]",
-            "fields[0] (field 'a'): unknown key(s) nulable (allowed: allow_non_finite,",
+            "fields[0] (field 'a'): unknown key(s) nulable (allowed: action, allow_non_finite,",
         ),
         (
             "name: x\nfields: [{name: a, type: decimal}]",

@@ -97,8 +97,8 @@ def test_number_literals_keep_int_and_float() -> None:
     ("text", "column"),
     [
         ("bid", 1),  # a number is not a rule
-        ("bid <= ask or bid_sz > 0", 12),
-        ("not bid > 0", 1),
+        ("bid <= ask || bid_sz > 0", 12),
+        ("!(bid > 0)", 1),
         ("bid = ask", 5),
         ("(bid < ask) < 1", 2),
         ("bid + (ask < 1) > 0", 8),
@@ -166,9 +166,9 @@ def test_non_numeric_field_is_rejected(name: str) -> None:
 def test_every_bad_field_is_listed() -> None:
     """All field problems of one rule are reported together."""
     with pytest.raises(RuleError) as info:
-        check_rule(parse_rule("nope < symbol"), TYPES)
+        check_rule(parse_rule("nope < halted"), TYPES)
     assert "'nope'" in str(info.value)
-    assert "'symbol'" in str(info.value)
+    assert "'halted'" in str(info.value)
 
 
 # --- evaluating ----------------------------------------------------------------------

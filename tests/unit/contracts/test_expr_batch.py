@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from stream_validator.contracts.expr import Expr, compile_rule, parse_rule
 from stream_validator.contracts.expr_batch import columns_of, compile_batch_rule
 from tests.unit.contracts.test_expr import NAMES, rules
+from tests.unit.contracts.test_expr_logic import logic
 
 
 def violating(text: str, records: list[dict[str, object]]) -> list[int]:
@@ -95,3 +96,22 @@ def test_batch_agrees_with_per_record(expr: Expr, records: list[dict[str, object
     scalar = compile_rule(expr)
     expected = [i for i, record in enumerate(records) if not scalar(record)]
     assert compile_batch_rule(expr)(columns_of(records, NAMES), len(records)) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(logic, batches)
+def test_batch_agrees_with_per_record_for_or_not_in(
+    expr: Expr, records: list[dict[str, object]]
+) -> None:
+    """Rules with or, not and in (judged row by row) give the per-record rows too."""
+    scalar = compile_rule(expr)
+    expected = [i for i, record in enumerate(records) if not scalar(record)]
+    assert compile_batch_rule(expr)(columns_of(records, NAMES), len(records)) == expected
+
+
+def test_batch_compares_strings() -> None:
+    """A string rule over columns fails the rows whose str field breaks it, not the nulls."""
+    expr = parse_rule("a in ['buy', 'sell'] or b > 0")
+    records: list[dict[str, object]] = [{"a": "buy", "b": -1}, {"a": "hold", "b": -1}, {"b": -1}]
+    check = compile_batch_rule(expr, frozenset({"a"}))
+    assert check(columns_of(records, ["a", "b"]), 3) == [1]

@@ -152,9 +152,9 @@ def test_rule_path_through_an_array_says_it_is_an_array() -> None:
 
 
 def test_rule_on_an_object_field_says_it_is_an_object() -> None:
-    """A rule comparing 'book' itself is refused: rules compare int and float fields."""
+    """A rule comparing 'book' itself is refused: rules read int, float and str fields."""
     problems = problems_of(BOOK, rules=(RuleSpec.of("r", "book > 0"),))
-    assert any("is an object; rules compare int and float" in p for p in problems), problems
+    assert any("is an object; rules read int, float and str" in p for p in problems), problems
 
 
 NESTED_YAML = """\
@@ -222,3 +222,50 @@ def test_contract_file_too_deep_is_refused(tmp_path: Path) -> None:
     path.write_text(f"name: d\nfields:\n  - {{name: a, type: array, items: {inner}}}\n")
     with pytest.raises(ContractFileError, match=f"nest at most {MAX_NESTING_DEPTH} deep"):
         load_contract(path)
+
+
+def test_in_list_still_parses_next_to_the_array_refusal() -> None:
+    """'[' after 'in' opens a list; after a field it is indexing and is refused."""
+    assert RuleSpec.of("r", "book.bid in [1, 2] or book.ask not in [3]").fields == {
+        "book.bid",
+        "book.ask",
+    }
+    with pytest.raises(RuleError, match="rules cannot index arrays"):
+        RuleSpec.of("r", "book.bid in [1] and levels [0] > 0")
+
+
+def test_or_and_not_on_nested_paths_are_accepted() -> None:
+    """'or' and 'not' are rules now, on nested paths too (no 'write two rules' refusal)."""
+    rule = RuleSpec.of("r", "not (book.bid > book.ask) or book.bid == 0")
+    assert problems_of(BOOK, rules=(rule,)) == []
+
+
+def test_nested_str_fields_are_typed_by_path() -> None:
+    """A nested str field compares with strings (text field) and never with a number."""
+    side = FieldSpec("book", dict, fields=[FieldSpec("side", str), FieldSpec("bid", float)])
+    types = rule_field_types(SchemaContract("c", [side]))
+    rule = RuleSpec.of("r", "book.bid > 0", field_types=types, when="book.side == 'buy'")
+    assert rule.text_fields == {"book.side"}
+    with pytest.raises(RuleError, match=r"str field 'book\.side' at column 1 is compared with"):
+        RuleSpec.of("r", "book.side == 1 or book.bid > 0", field_types=types)
+
+
+def test_action_on_a_nested_field_is_refused() -> None:
+    """Only a top-level field has an action (it covers every violation inside it)."""
+    inner = FieldSpec("book", dict, fields=[FieldSpec("bid", float, action="flag")])
+    assert any(
+        "'book.bid': action applies to top-level fields only" in p for p in problems_of(inner)
+    ), problems_of(inner)
+
+
+def test_a_nested_when_rule_loads_from_a_file(tmp_path: Path) -> None:
+    """A contract file with a when/check rule on object paths loads, its str path typed."""
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        "name: c\nfields:\n  - name: book\n    type: object\n    fields:\n"
+        "      - {name: side, type: str}\n      - {name: bid, type: float}\n"
+        "rules:\n  - name: buy_bid\n    when: \"book.side == 'buy'\"\n"
+        '    check: "book.bid > 0 or book.bid == -1"\n'
+    )
+    (rule,) = load_contract(path).rules
+    assert rule.text_fields == {"book.side"} and rule.fields == {"book.side", "book.bid"}

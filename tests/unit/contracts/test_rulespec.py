@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stream_validator.contracts.expr import RuleError
+from stream_validator.contracts.expr import RuleError, compile_rule
 from stream_validator.contracts.rulespec import RuleAction, RuleSpec, parse_rules
 from stream_validator.errors import RuleListError
 from stream_validator.yamlfile import parse_yaml
@@ -132,6 +132,57 @@ def test_rule_spec_of_parses_and_renders_canonically() -> None:
 
 
 def test_rule_spec_of_checks_fields_when_given_types() -> None:
-    """RuleSpec.of with field types refuses a non-numeric field."""
-    with pytest.raises(RuleError, match="field 'symbol' at column 1 is str"):
+    """RuleSpec.of with field types refuses a str field compared with a number."""
+    with pytest.raises(RuleError, match="str field 'symbol' at column 1 is compared with a number"):
         RuleSpec.of("x", "symbol > 0", field_types=TYPES)
+
+
+ORDER_TYPES: dict[str, type] = {"order_type": str, "price": float, "qty": int}
+
+
+def test_when_rule_is_not_condition_or_check() -> None:
+    """``when`` / ``check`` becomes one rule over the fields of both; canonical is the check."""
+    (spec,) = parse_rules(
+        [{"name": "limit_price", "when": "order_type == 'limit'", "check": "price > 0"}],
+        ORDER_TYPES,
+    )
+    assert spec.fields == {"order_type", "price"}
+    assert spec.text_fields == {"order_type"}
+    assert (spec.when, spec.canonical) == ("order_type == 'limit'", "price > 0")
+
+
+@pytest.mark.parametrize(
+    ("record", "holds"),
+    [
+        ({"order_type": "limit", "price": 1.0}, True),
+        ({"order_type": "limit", "price": 0.0}, False),
+        ({"order_type": "market", "price": 0.0}, True),
+        ({"order_type": None, "price": 0.0}, True),
+        ({"price": 0.0}, True),
+        ({"order_type": 7, "price": 0.0}, True),
+    ],
+)
+def test_when_rule_applies_only_where_the_condition_surely_holds(
+    record: dict[str, object], holds: bool
+) -> None:
+    """A null, missing or mistyped field in ``when`` makes the condition false: no check."""
+    spec = RuleSpec.of("r", "price > 0", field_types=ORDER_TYPES, when="order_type == 'limit'")
+    assert compile_rule(spec.expr, spec.text_fields)(record) is holds
+
+
+def test_when_problems_name_the_rule_and_the_column() -> None:
+    """A bad ``when`` is reported as rules[i] (name).when with its column, beside the check's."""
+    assert problems_of([{"name": "r", "when": "symbol == 1", "check": "bid == 'x'"}]) == [
+        "rules[0] (r).when: str field 'symbol' at column 1 is compared with a number at column"
+        " 11; compare a str field with a string ('limit') and a number field with a number",
+        "rules[0] (r).check: numeric field 'bid' at column 1 is compared with a string at"
+        " column 8; compare a str field with a string ('limit') and a number field with a number",
+    ]
+
+
+@pytest.mark.parametrize("when", ["", 5, "  "])
+def test_when_must_be_a_condition_text(when: object) -> None:
+    """An empty or non-string ``when`` is refused, not read as 'always'."""
+    assert problems_of([{"name": "r", "when": when, "check": "bid > 0"}]) == [
+        "rules[0] (r): 'when' must be a non-empty string (a condition)"
+    ]

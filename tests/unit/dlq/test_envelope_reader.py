@@ -194,3 +194,17 @@ def test_payload_with_length_and_sha256_is_checked() -> None:
     for value in (dlq_record().value, json.dumps(tombstone).encode()):
         parsed = parse_envelope(value)
         assert isinstance(parsed, Envelope) and parsed.checked
+
+
+@pytest.mark.parametrize("max_bytes", [1_000_000, 2_000], ids=["envelope", "headers-form"])
+def test_flag_action_round_trips_in_both_forms(max_bytes: int) -> None:
+    """A flagged violation is written with "action": "flag" and parsed back as flagged."""
+    value = b"\x00" * 300 if max_bytes < 10_000 else None
+    flagged = PRICE_BELOW_MIN.as_flagged()
+    record = dlq_record(value, violations=[CROSSED, flagged], max_bytes=max_bytes)
+    document = dlq_document(record)
+    assert document is not None
+    assert [v.get("action") for v in document["violations"]] == [None, "flag"]
+    parsed = parse_dlq_record(record)
+    assert isinstance(parsed, Envelope)
+    assert parsed.violations == (CROSSED, flagged)

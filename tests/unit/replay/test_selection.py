@@ -118,3 +118,31 @@ def test_decode_rejects_anything_else(text: str) -> None:
     """Metadata not written by a replay is a ValueError, so it can be ignored."""
     with pytest.raises(ValueError):
         Selection.decode(text)
+
+
+CROSSED = Violation(None, "rule_violation", "m", rule="crossed_book")
+LOCKED_FLAG = Violation(None, "rule_violation", "m", rule="locked_book", flagged=True)
+
+
+def test_rules_select_records_listing_one_of_them() -> None:
+    """--rule: some violation names the rule, a flagged one included; else "rule"."""
+    selection = Selection(rules=frozenset({"crossed_book", "locked_book"}))
+    assert _rejects(selection, PRICE_LOW, CROSSED) is None
+    assert _rejects(selection, PRICE_LOW, LOCKED_FLAG) is None
+    assert _rejects(selection, PRICE_LOW, GARBAGE) == "rule"
+
+
+def test_rules_and_kinds_must_both_hold() -> None:
+    """A rule filter is ANDed with the kind filter."""
+    selection = Selection(rules=frozenset({"crossed_book"}), kinds=frozenset({"below_min"}))
+    assert _rejects(selection, CROSSED) == "kind"
+    assert _rejects(selection, PRICE_LOW) == "rule"
+    assert _rejects(selection, PRICE_LOW, CROSSED) is None
+
+
+def test_rules_round_trip_and_leave_older_digests_alone() -> None:
+    """rules survive encode/decode; a selection without rules encodes as before (no key)."""
+    selection = Selection(rules=frozenset({"crossed_book"}))
+    assert Selection.decode(selection.encode()) == selection
+    assert "rules" not in Selection().as_json()
+    assert Selection.decode(Selection().encode()) == Selection()

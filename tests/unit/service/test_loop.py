@@ -127,7 +127,7 @@ def test_clean_record_over_the_size_limit_becomes_an_oversized_dlq_entry() -> No
     # Its violation is counted like any DLQ entry's: in the event and in violations_total.
     assert h.state.recent_events[-1]["violations_by_kind"] == {"oversized": 1}
     assert h.state.recent_events[-1]["violations_by_field"] == {"<record>": 1}
-    labels = {"contract": "tick", "field": "_record", "kind": "oversized"}
+    labels = {"contract": "tick", "field": "_record", "kind": "oversized", "rule": ""}
     assert h.counter("stream_validator_violations_total", **labels) == 1
 
 
@@ -147,7 +147,7 @@ def test_refused_clean_record_is_isolated_and_becomes_delivery_rejected() -> Non
     assert h.state.failed_batches == 0  # re-reads are not failures
     events = h.state.recent_events
     assert sum(e["violations_by_kind"].get("delivery_rejected", 0) for e in events) == 1
-    labels = {"contract": "tick", "field": "_record", "kind": "delivery_rejected"}
+    labels = {"contract": "tick", "field": "_record", "kind": "delivery_rejected", "rule": ""}
     assert h.counter("stream_validator_violations_total", **labels) == 1
 
 

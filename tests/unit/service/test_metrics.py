@@ -227,8 +227,8 @@ def test_violations_by_declared_field_and_kind(
     observe(metrics, report(violations={("price", "below_min"): 4, ("size", "type_mismatch"): 1}))
     observe(metrics, report(violations={("price", "below_min"): 2}))
     name = "stream_validator_violations_total"
-    assert value(registry, name, contract="tick", field="price", kind="below_min") == 6
-    assert value(registry, name, contract="tick", field="size", kind="type_mismatch") == 1
+    assert value(registry, name, contract="tick", field="price", kind="below_min", rule="") == 6
+    assert value(registry, name, contract="tick", field="size", kind="type_mismatch", rule="") == 1
 
 
 def test_record_level_violation_uses_record_label(
@@ -236,7 +236,7 @@ def test_record_level_violation_uses_record_label(
 ) -> None:
     """A violation with field None is labelled field="_record"."""
     observe(metrics, report(violations={(None, "undecodable"): 2}))
-    labels = {"contract": "tick", "field": RECORD_LABEL, "kind": "undecodable"}
+    labels = {"contract": "tick", "field": RECORD_LABEL, "kind": "undecodable", "rule": ""}
     assert value(registry, "stream_validator_violations_total", **labels) == 2
 
 
@@ -249,9 +249,9 @@ def test_unknown_field_violation_uses_capped_label(
         metrics, report(unknown=set(names), violations={(n, "unknown_field"): 1 for n in names})
     )
     name = "stream_validator_violations_total"
-    assert value(registry, name, contract="tick", field="a", kind="unknown_field") == 1
-    assert value(registry, name, contract="tick", field="d", kind="unknown_field") is None
-    overflow = {"contract": "tick", "field": OVERFLOW_LABEL, "kind": "unknown_field"}
+    assert value(registry, name, contract="tick", field="a", kind="unknown_field", rule="") == 1
+    assert value(registry, name, contract="tick", field="d", kind="unknown_field", rule="") is None
+    overflow = {"contract": "tick", "field": OVERFLOW_LABEL, "kind": "unknown_field", "rule": ""}
     assert value(registry, name, **overflow) == 2
 
 

@@ -39,7 +39,7 @@ def test_nested_violations_are_labelled_by_path_without_indexes() -> None:
     metrics = ServiceMetrics(registry)
     metrics.declare_route("r", "ob")
     metrics.observe_batch("r", report, duration_seconds=0.0, now=0.0)
-    labels = {"contract": "ob", "field": "levels[].price", "kind": "type_mismatch"}
+    labels = {"contract": "ob", "field": "levels[].price", "kind": "type_mismatch", "rule": ""}
     assert registry.get_sample_value("stream_validator_violations_total", labels) == 5
     drift = {"contract": "ob", "field": "levels[].y"}
     assert registry.get_sample_value("stream_validator_unknown_fields_total", drift) == 1

@@ -59,5 +59,6 @@ def test_ceiling_quarantine_counts_its_violations(transactional: bool) -> None:
         contract="tick",
         field="bid",
         kind="null_ceiling_breach",
+        rule="",
     )
     assert breaches == 9

@@ -214,6 +214,7 @@ def test_each_drift_is_quarantined_with_its_violation_kind(entity: Entity, scena
         (Entity.TICK, "ask_volume"),
         (Entity.ORDERBOOK_SNAPSHOT, "ask_volume_1"),
         (Entity.OHLCV_BAR, "total_volume"),
+        (Entity.ORDER, "quantity"),
     ],
 )
 def test_field_rename_surfaces_the_new_name_as_drift(entity: Entity, new_name: str) -> None:
@@ -264,9 +265,12 @@ def test_tombstones_keep_their_key() -> None:
 
 
 def test_every_scenario_has_an_expected_outcome_here() -> None:
-    """The tests above cover every schema-drift scenario (test_integrity_scenarios the rest)."""
-    integrity = {n for n, s in SCENARIOS.items() if s.apply.__module__.endswith(".integrity")}
-    assert set(SCENARIOS) - integrity == set(EXPECTED_KINDS) | {"null_bid_spike"}
+    """The tests above cover every schema-drift scenario (test_integrity_scenarios and
+    test_order_scenarios the rest)."""
+    elsewhere = {
+        n for n, s in SCENARIOS.items() if s.apply.__module__.endswith((".integrity", ".orders"))
+    }
+    assert set(SCENARIOS) - elsewhere == set(EXPECTED_KINDS) | {"null_bid_spike"}
 
 
 # --- schedules ----------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import os
 import random
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -85,6 +86,32 @@ STRING_FIELDS = [
     FieldSpec("note", str, is_nullable=True, min_length=1, max_length=3),
 ]
 STRING_NAMES = [spec.name for spec in STRING_FIELDS]
+TYPES = {spec.name: spec.expected_type for spec in FIELDS + STRING_FIELDS}
+# Rules with every construct beyond a conjunction of comparisons: or, not, in / not in
+# (numbers, strings, a computed operand, negative items), string constants with escapes,
+# str fields compared with each other, and when/check.
+EXTENDED_RULES = [
+    RuleSpec.of("or_zero", "bid <= px or bid == 0", field_types=TYPES),
+    RuleSpec.of("limit_px", "px > 500000", "flag", TYPES, when="side == 'buy'"),
+    RuleSpec.of("sides", "side in ['buy', 'b\u00e9'] or venue != 'XN1'", "flag", TYPES),
+    RuleSpec.of("kinds", "kind not in [0, -5] or note == 'a'", "flag", TYPES),
+    RuleSpec.of("not_in", "not (qty in [1, 2, 3]) or seq > 5", field_types=TYPES),
+    RuleSpec.of("computed", "not side == venue and kind / seq not in [0, 7]", "flag", TYPES),
+    RuleSpec.of("scaled", "qty * 2 in [-10, 4, 0.0] or not bid > 0.97 * px", "flag", TYPES),
+    RuleSpec.of(
+        "quoted",
+        r"""note not in ['x\'y', "abc", 'a\\'] or not (kind > 0 or qty < 0)""",
+        "flag",
+        TYPES,
+    ),
+    RuleSpec.of("nested", "not (not side != 'sell' and (bid < 0 or size_z < -1e8))", "flag", TYPES),
+    RuleSpec.of(
+        "when_in",
+        "bid > 0 and bid <= px",
+        when="venue in ['XN1', 'AB123-cd'] and kind == 7",
+        field_types=TYPES,
+    ),
+]
 STRING_CONTRACTS = [
     SchemaContract("diff", FIELDS + STRING_FIELDS, max_allowed_null_pct=20.0),
     SchemaContract(
@@ -94,8 +121,31 @@ STRING_CONTRACTS = [
         forbid_unknown_fields=True,
         rules=RULES,
     ),
+    SchemaContract(
+        "diff", TIMED + STRING_FIELDS, max_allowed_null_pct=20.0, rules=RULES + EXTENDED_RULES
+    ),
 ]
 STRING_PAIRS = [verifier_pair(c, chunk) for c in STRING_CONTRACTS for chunk in (3, 256)]
+# Fields with action flag (a record whose only violations are theirs is valid): a bound,
+# a nullable int, a datetime with a skew window, a str with an enum, one with a pattern.
+FLAGGED = {"px", "qty", "at", "side", "venue"}
+
+
+def flagged(specs: list[FieldSpec]) -> list[FieldSpec]:
+    return [replace(s, action="flag") if s.name in FLAGGED else s for s in specs]
+
+
+FLAG_CONTRACTS = [
+    SchemaContract("diff", flagged(FIELDS), max_allowed_null_pct=20.0),
+    SchemaContract(
+        "diff",
+        flagged(TIMED + STRING_FIELDS),
+        max_allowed_null_pct=20.0,
+        forbid_unknown_fields=True,
+        rules=RULES,
+    ),
+]
+FLAG_PAIRS = [verifier_pair(c, chunk) for c in FLAG_CONTRACTS for chunk in (3, 256)]
 SIDES = ["buy", "sell", "b\u00e9", "\U0001f600", "Buy", "buy ", "", "hold", "be\u0301", "sell\x00"]
 VENUES = ["XN1", "AB123-cd", "AB12-c.", "ab1", "AB", "AB1234", "AB\u0661\u0662", "AB1\n", "XY9-Zz"]
 KINDS = ["-5", "0", "7", str(2**62), "-6", "1", "8", "7.0", "true", str(2**62 + 1), '"7"']
@@ -316,6 +366,9 @@ def summary(report: object) -> dict[str, object]:
         "counts": report.violation_counts,  # type: ignore[attr-defined]
         "records": list(report.valid_records),  # type: ignore[attr-defined]
         "flagged": report.flagged_counts,  # type: ignore[attr-defined]
+        "flagged_fields": report.flagged_field_counts,  # type: ignore[attr-defined]
+        "flagged_records": report.flagged_records,  # type: ignore[attr-defined]
+        "rule_counts": report.rule_violation_counts,  # type: ignore[attr-defined]
     }
 
 
@@ -328,6 +381,8 @@ def summary(report: object) -> dict[str, object]:
     st.one_of(
         st.tuples(st.sampled_from(PAIRS), payloads()),
         st.tuples(st.sampled_from(STRING_PAIRS), payloads(strings=True)),
+        st.tuples(st.sampled_from(FLAG_PAIRS[:2]), payloads()),
+        st.tuples(st.sampled_from(FLAG_PAIRS[2:]), payloads(strings=True)),
     ),
     st.sampled_from([None, NOW]),
 )
@@ -335,8 +390,8 @@ def test_fast_path_and_full_rules_agree(
     pair_and_batch: tuple[tuple[object, object], list[bytes | None]], now: datetime | None
 ) -> None:
     """Same valid/quarantined split, violations, null counts/rates, unknown fields and
-    flagged rules, with and without a time of validation (and with allowed, pattern and
-    length checks)."""
+    flagged rules and fields, with and without a time of validation (and with allowed,
+    pattern and length checks)."""
     (fast, full), batch = pair_and_batch
     expected = summary(full.validate_payloads(batch, now=now))  # type: ignore[attr-defined]
     assert summary(fast.validate_payloads(batch, now=now)) == expected  # type: ignore[attr-defined]
@@ -402,7 +457,7 @@ SURROGATE = FULL.replace(b'"sym":"A"', b'"sym":"\\ud83d\\ude00"')
 def test_adversarial_boundaries_agree(batch: list[bytes], caplog: pytest.LogCaptureFixture) -> None:
     """Payloads built to shift element boundaries of a joined decode get the rules' verdict,
     from the fast path itself (not from its fallback on an error)."""
-    for fast, full in PAIRS:
+    for fast, full in PAIRS + FLAG_PAIRS[:2]:
         got = summary(fast.validate_payloads(batch))  # type: ignore[attr-defined]
         assert got == summary(full.validate_payloads(batch))  # type: ignore[attr-defined]
     assert not caplog.records
@@ -471,10 +526,14 @@ FLAT_FIELDS = [
 NESTED_RULES = [
     RuleSpec.of("crossed", "book.bid <= book.ask"),
     RuleSpec.of("wide", "book.ask - book.bid <= 10", "flag"),
+    RuleSpec.of("buy_bid", "book.bid >= 1 or book.ask > 50", when="book.side == 'buy'"),
+    RuleSpec.of("sided", "not (book.ask == 0) and book.side in ['buy', 'sell']", "flag"),
 ]
 FLAT_RULES = [
     RuleSpec.of("crossed", "book_bid <= book_ask"),
     RuleSpec.of("wide", "book_ask - book_bid <= 10", "flag"),
+    RuleSpec.of("buy_bid", "book_bid >= 1 or book_ask > 50", when="book_side == 'buy'"),
+    RuleSpec.of("sided", "not (book_ask == 0) and book_side in ['buy', 'sell']", "flag"),
 ]
 
 

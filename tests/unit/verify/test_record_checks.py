@@ -96,7 +96,22 @@ def test_null_side_of_the_book_skips_the_rule() -> None:
 def test_quarantined_record_is_not_counted_as_flagged() -> None:
     """A record quarantined for another reason adds nothing to flagged_counts."""
     report = validate(tick(bid=100.0, ts="2026-12-01T10:00:00"))
-    assert kinds(report) == [["type_mismatch"]] and not report.flagged_counts
+    assert kinds(report) == [["type_mismatch", "rule_violation"]]
+    assert not report.flagged_counts and report.flagged_records == 0
+
+
+def test_quarantined_record_lists_its_flag_rules_marked() -> None:
+    """A quarantined record's DLQ entry lists the flag rule it broke, with action flag."""
+    (quarantined,) = validate(tick(bid=100.0, ts="2026-12-01T10:00:00")).quarantined_records
+    assert [v.as_dict().get("action") for v in quarantined.violations] == [None, "flag"]
+    assert quarantined.violations[1].rule == "locked_book"
+
+
+def test_flag_rules_of_a_quarantined_record_are_not_violation_counts() -> None:
+    """violation_counts and rule_violation_counts count what quarantined, not the flags."""
+    report = validate(tick(bid=100.0, ts="2026-12-01T10:00:00"), tick(bid=101.0))
+    assert report.counts_by_kind() == {"type_mismatch": 1, "rule_violation": 1}
+    assert report.rule_violation_counts == Counter({"crossed_book": 1})
 
 
 @pytest.mark.parametrize(
@@ -171,3 +186,57 @@ def test_timestamp_options_are_checked(spec: FieldSpec, problem: str) -> None:
     """Timestamp options on the wrong type or with a bad value are contract errors."""
     with pytest.raises(ValueError, match=problem):
         DataSchemaContractVerifier(SchemaContract("c", [spec]))
+
+
+ORDER_FIELDS = [
+    FieldSpec("order_type", str, is_nullable=True),
+    FieldSpec("side", str),
+    FieldSpec("price", float, is_nullable=True),
+]
+ORDER_TYPES = {spec.name: spec.expected_type for spec in ORDER_FIELDS}
+ORDER = SchemaContract(
+    "orders",
+    ORDER_FIELDS,
+    max_allowed_null_pct=100.0,
+    rules=[
+        RuleSpec.of(
+            "limit_price", "price > 0", field_types=ORDER_TYPES, when="order_type == 'limit'"
+        ),
+        RuleSpec.of("known_side", "side in ['buy', 'sell']", "flag", ORDER_TYPES),
+    ],
+)
+
+
+def test_when_rule_quarantines_only_where_its_condition_holds() -> None:
+    """A limit order without a price is quarantined, naming the condition; a market order
+    or a null order type passes; an unknown side is flagged. Fast path and full rules agree."""
+    records = [
+        {"order_type": "limit", "side": "buy", "price": 0.0},
+        {"order_type": "market", "side": "sell", "price": 0.0},
+        {"order_type": None, "side": "sell", "price": 0.0},
+        {"order_type": "limit", "side": "hold", "price": 2.0},
+    ]
+    payloads = [json.dumps(r).encode() for r in records]
+    reports = [
+        DataSchemaContractVerifier(ORDER, fast_path=fast).validate_payloads(payloads)
+        for fast in (True, False)
+    ]
+    for report in reports:
+        assert report.valid_indices == [1, 2, 3]
+        ((violation,),) = [q.violations for q in report.quarantined_records]
+        assert violation.message == (
+            "rule 'limit_price' does not hold: price > 0 when order_type == 'limit'"
+            " (order_type='limit', price=0.0)"
+        )
+        assert report.flagged_counts == {"known_side": 1}
+
+
+def test_rule_built_without_types_compares_declared_str_fields_as_strings() -> None:
+    """``RuleSpec.of`` without field types: the contract's str declarations still make
+    ``side == venue`` a string comparison, on both paths."""
+    fields = [FieldSpec("side", str), FieldSpec("venue", str)]
+    contract = SchemaContract("c", fields, rules=[RuleSpec.of("same", "side == venue")])
+    payloads = [b'{"side":"a","venue":"a"}', b'{"side":"a","venue":"b"}']
+    for fast in (True, False):
+        report = DataSchemaContractVerifier(contract, fast_path=fast).validate_payloads(payloads)
+        assert report.valid_indices == [0]
