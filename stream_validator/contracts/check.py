@@ -9,10 +9,16 @@ from datetime import datetime
 
 from stream_validator.contracts.expr import check_rule
 from stream_validator.contracts.model import (
+    MAX_ITEMS_LIMIT,
+    MAX_NESTING_DEPTH,
     NUMERIC_TYPES,
     SUPPORTED_TYPES,
     FieldSpec,
     SchemaContract,
+    child_path,
+    field_paths,
+    item_path,
+    rule_field_types,
     type_name,
 )
 from stream_validator.contracts.pattern import compile_pattern, pattern_problem
@@ -33,14 +39,20 @@ def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def field_problems(spec: object) -> list[str]:
-    """Every reason a FieldSpec is malformed (empty when it is fine)."""
+def field_problems(spec: object, path: str | None = None, depth: int = 1) -> list[str]:
+    """Every reason a FieldSpec is malformed (empty when it is fine).
+
+    ``path``: where the spec is (``book.bid``, ``levels[]`` for an array's items; None: a
+    top-level field, named by its own name); ``depth``: 1 at the top level.
+    """
     if not isinstance(spec, FieldSpec):
         return [f"fields must be FieldSpec instances, got {type(spec).__name__}"]
-    label = f"field {spec.name!r}"
+    label = f"field {spec.name if path is None else path!r}"
     problems: list[str] = []
     if not isinstance(spec.name, str) or not spec.name:
         problems.append(f"field name must be a non-empty string, got {spec.name!r}")
+    elif path is not None and not path.endswith("[]") and _PATH_CHARS.intersection(spec.name):
+        problems.append(f"{label}: a nested field's name cannot hold '.', '[' or ']'")
     if spec.expected_type not in SUPPORTED_TYPES.values():
         supported = ", ".join(SUPPORTED_TYPES)
         problems.append(
@@ -69,9 +81,68 @@ def field_problems(spec: object) -> list[str]:
     if spec.allow_non_finite and spec.expected_type is not float:
         problems.append(f"{label}: allow_non_finite applies to float fields only")
     problems.extend(_time_problems(spec, label))
+    if path is not None and spec.has_skew_window:
+        problems.append(f"{label}: max_future_s/max_age_s apply to top-level fields only")
     problems.extend(_text_problems(spec, label))
     if not isinstance(spec.action, RuleAction):
         problems.append(f"{label}: action must be quarantine or flag, got {_preview(spec.action)}")
+    elif path is not None and spec.action is not RuleAction.QUARANTINE:
+        problems.append(
+            f"{label}: action applies to top-level fields only (a flagged object or array"
+            " flags every violation inside it)"
+        )
+    problems.extend(_nested_problems(spec, label, path or spec.name, depth))
+    return problems
+
+
+_PATH_CHARS: frozenset[str] = frozenset(".[]")
+
+
+def _nested_problems(spec: FieldSpec, label: str, path: str, depth: int) -> list[str]:
+    """fields (objects), items and min_items/max_items (arrays): where they apply, the
+    depth, and each inner spec."""
+    problems: list[str] = []
+    is_object, is_array = spec.expected_type is dict, spec.expected_type is list
+    fields: object = spec.fields
+    if fields is not None and not is_object:
+        problems.append(f"{label}: fields applies to object fields only")
+    if spec.items is not None and not is_array:
+        problems.append(f"{label}: items applies to array fields only")
+    for name in ("min_items", "max_items"):
+        count = getattr(spec, name)
+        if count is None:
+            continue
+        if not is_array:
+            problems.append(f"{label}: {name} applies to array fields only")
+        elif not _is_int(count) or not 0 <= count <= MAX_ITEMS_LIMIT:
+            problems.append(
+                f"{label}: {name} must be an int from 0 to {MAX_ITEMS_LIMIT}, got {_preview(count)}"
+            )
+    lo, hi = spec.min_items, spec.max_items
+    if is_array and _is_int(lo) and (hi is None or _is_int(hi)) and lo > spec.item_limit:  # type: ignore[operator]
+        problems.append(f"{label}: min_items {lo} is greater than max_items {spec.item_limit}")
+    if not (is_object or is_array):
+        return problems
+    if depth >= MAX_NESTING_DEPTH:
+        problems.append(f"{label}: objects and arrays nest at most {MAX_NESTING_DEPTH} deep")
+        return problems
+    if is_array:
+        if spec.items is None:
+            problems.append(f"{label}: an array field needs items (the spec of each item)")
+        else:
+            problems.extend(field_problems(spec.items, item_path(path), depth + 1))
+        return problems
+    if not isinstance(fields, tuple) or not fields:
+        problems.append(f"{label}: an object field needs fields (a non-empty list)")
+        return problems
+    seen: set[object] = set()
+    for inner in fields:
+        inner_name = getattr(inner, "name", None)
+        problems.extend(field_problems(inner, child_path(path, str(inner_name)), depth + 1))
+        if isinstance(inner_name, str):
+            if inner_name in seen:
+                problems.append(f"{label}: duplicate field name {inner_name!r}")
+            seen.add(inner_name)
     return problems
 
 
@@ -187,9 +258,10 @@ def rule_problems(contract: SchemaContract) -> list[str]:
     rules: object = contract.rules
     if not isinstance(rules, tuple):
         return [f"rules must be a tuple of RuleSpec, got {type(rules).__name__}"]
-    types = {
-        spec.name: spec.expected_type for spec in contract.fields if isinstance(spec, FieldSpec)
-    }
+    try:
+        types = rule_field_types(contract)
+    except (AttributeError, TypeError):  # malformed fields, reported on their own
+        types = {s.name: s.expected_type for s in contract.fields if isinstance(s, FieldSpec)}
     problems: list[str] = []
     seen: set[str] = set()
     for index, rule in enumerate(rules):
@@ -231,6 +303,11 @@ def contract_problems(contract: object) -> list[str]:
             if name in seen:
                 problems.append(f"duplicate field name {name!r}")
             seen.add(name)
+    if not problems:
+        paths = [path for path, _ in field_paths(contract.fields)]
+        if len(set(paths)) != len(paths):
+            twice = sorted({path for path in paths if paths.count(path) > 1})
+            problems.append(f"field path(s) declared twice: {', '.join(map(repr, twice))}")
     pct = contract.max_allowed_null_pct
     if not _is_number(pct) or math.isnan(pct) or not 0 <= pct <= 100:
         problems.append(f"max_allowed_null_pct must be a number from 0 to 100, got {pct!r}")

@@ -15,11 +15,12 @@ then ``+ -``, then ``* /``, then unary minus)::
     item       := ["-"] NUMBER | STRING                  (all numbers or all strings)
 
 A chain ``low <= open <= high`` means ``low <= open and open <= high``. FIELD is an
-identifier (``[A-Za-z_][A-Za-z0-9_]*``, not a keyword: ``and or not in``); NUMBER is a
-decimal literal with an optional exponent (``5``, ``0.05``, ``1.5e-3``), never negative
-(``-5`` is a unary minus); STRING is quoted with ``'`` or ``"`` (at most MAX_STRING
-characters, no control characters), where a backslash escapes exactly ``\\``, ``\'`` and
-``\"`` and nothing else.
+identifier (``[A-Za-z_][A-Za-z0-9_]*``, not a keyword: ``and or not in``) or a path of
+them into object fields (``book.bid``); rules cannot index arrays (``levels[0].price`` is
+refused, saying to check items with the item spec's own checks). NUMBER is a decimal literal
+with an optional exponent (``5``, ``0.05``, ``1.5e-3``), never negative (``-5`` is a unary
+minus); STRING is quoted with ``'`` or ``"`` (at most MAX_STRING characters, no control
+characters), where a backslash escapes exactly ``\\``, ``\'`` and ``\"`` and nothing else.
 
 What must hold after ``parse_rule``: the rule is a condition at the top, ``and``/``or``/
 ``not`` join only conditions, every arithmetic operand is a number (never a string
@@ -90,9 +91,13 @@ KEYWORDS: Final = frozenset({"and", "or", "not", "in"})
 _INT64: Final = 2**63
 _TOKEN: Final = re.compile(
     r"\s*(?:(?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
-    r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
+    r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)"
     r"|(?P<op><=|>=|==|!=|[<>()+\-*/\[\],]))",
     re.ASCII,  # no Unicode digits in numbers or names: '٣' is not 3 in a contract
+)
+_ARRAY_HINT: Final = (
+    ": rules cannot index arrays; check each item with the array's items spec"
+    " (min_value, max_value, allowed, ...) or read an object field by path (book.bid)"
 )
 # What to write instead of a construct other languages have and this one spells otherwise.
 _HINTS: Final = {
@@ -156,6 +161,9 @@ def _tokens(text: str) -> list[tuple[str, str, int]]:
         token = match.group(kind)
         if kind == "num" and match.end() < len(text) and text[match.end()].isalnum():
             raise RuleError(f"malformed number starting {token!r}", start + 1)
+        if token == "[" and out and out[-1][0] == "name" and out[-1][1] not in KEYWORDS:
+            # a field followed by '[' indexes it; '[' after 'in' opens a list
+            raise RuleError(f"unexpected character '['{_ARRAY_HINT}", start + 1)
         out.append((kind, token, start))
         pos = match.end()
 
@@ -383,9 +391,12 @@ def check_rule(expr: Expr, field_types: Mapping[str, type]) -> frozenset[str]:
     for name, pos in sorted(field_positions(expr), key=lambda item: item[1]):
         declared = field_types.get(name)
         if declared is None:
-            problems.append(f"unknown field {name!r} at column {pos + 1}")
+            problems.append(
+                f"unknown field {name!r} at column {pos + 1}{_path_hint(name, field_types)}"
+            )
         elif declared is bool or declared not in _KINDS:
             label = getattr(declared, "__name__", repr(declared))
+            label = {"dict": "an object", "list": "an array"}.get(label, label)
             problems.append(
                 f"field {name!r} at column {pos + 1} is {label}; rules read int, float and"
                 " str fields"
@@ -396,6 +407,18 @@ def check_rule(expr: Expr, field_types: Mapping[str, type]) -> frozenset[str]:
     if problems:
         raise RuleError("; ".join(dict.fromkeys(problems)))
     return fields_of(expr)
+
+
+def _path_hint(name: str, field_types: Mapping[str, type]) -> str:
+    """Why a dotted path is not a field: it goes through an array, or not an object."""
+    parts = name.split(".")
+    for end in range(1, len(parts)):
+        declared = field_types.get(".".join(parts[:end]))
+        if declared is list:
+            return _ARRAY_HINT.replace(";", f" ({'.'.join(parts[:end])!r} is an array);", 1)
+        if declared is not None and declared is not dict:
+            return f" ({'.'.join(parts[:end])!r} is not an object)"
+    return ""
 
 
 def text_fields(expr: Expr, field_types: Mapping[str, type]) -> frozenset[str]:

@@ -28,6 +28,18 @@ Format (see README, "Contract files")::
         min_length: 1               # str only: Unicode code points, inclusive
         max_length: 16
         action: flag                # quarantine (default) | flag: every check of the field
+      - name: book
+        type: object                # its own fields, checked by path (book.bid)
+        fields:
+          - {name: bid, type: float, nullable: true}
+      - name: levels
+        type: array                 # items: a scalar spec or an object spec (no name)
+        min_items: 1                # inclusive; max_items default 10000 (DEFAULT_MAX_ITEMS)
+        max_items: 50
+        items:
+          type: object
+          fields:
+            - {name: price, type: float, min_value: 0}
     rules:                          # optional, see contracts.rulespec
       - name: crossed_book
         check: "bid <= ask"
@@ -42,8 +54,9 @@ so a typo such as ``nulable`` cannot silently weaken a contract), keys written t
 found by the YAML reader, and the built contract goes through ``contract_problems``. A file's
 error lists every problem found, one per line: each duplicate key (with its lines), every
 problem of the contract's own keys and of each field (with its path, e.g.
-``fields[2].min_value``), every problem of the rules (``rules[1] (spread_band).check``) and
-of the ``state`` section (``state.sequence.field ...``), or else every consistency problem.
+``fields[2].min_value``, ``fields[3].items.fields[0].type``), every problem of the rules
+(``rules[1] (spread_band).check``) and of the ``state`` section
+(``state.sequence.field ...``), or else every consistency problem.
 A YAML syntax error gives line and column only.
 """
 
@@ -56,7 +69,13 @@ import msgspec
 from msgspec import Meta
 
 from stream_validator.contracts.check import contract_problems
-from stream_validator.contracts.model import SUPPORTED_TYPES, FieldSpec, SchemaContract
+from stream_validator.contracts.model import (
+    MAX_NESTING_DEPTH,
+    SUPPORTED_TYPES,
+    FieldSpec,
+    SchemaContract,
+    rule_field_types,
+)
 from stream_validator.contracts.rulespec import RuleAction, RuleSpec, parse_rules
 from stream_validator.contracts.statespec import SymbolStateSpec, state_spec_from_mapping
 from stream_validator.errors import (
@@ -69,15 +88,14 @@ from stream_validator.errors import (
 from stream_validator.yamlfile import decode_all, read_text_file, read_yaml
 
 #: The names of SUPPORTED_TYPES (a test keeps the two equal).
-TypeLabel = Literal["float", "int", "str", "bool", "datetime"]
+TypeLabel = Literal["float", "int", "str", "bool", "datetime", "object", "array"]
 Number = int | float
 T = TypeVar("T")
 
 
-class FieldDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
-    """One item of ``fields`` as written in the file."""
+class ItemDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """An array's ``items`` as written in the file: a field without a name."""
 
-    name: Annotated[str, Meta(min_length=1)]
     type: TypeLabel
     nullable: bool = False
     min_value: Number | None = None
@@ -90,8 +108,19 @@ class FieldDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     pattern: str | None = None
     min_length: int | None = None
     max_length: int | None = None
+    # Decoded one by one (each problem with its path), as the top level's fields.
+    fields: list[Any] | None = None
+    items: Any = None
+    min_items: int | None = None
+    max_items: int | None = None
     action: Literal["quarantine", "flag"] = "quarantine"
     description: str = ""
+
+
+class FieldDoc(ItemDoc, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """One item of ``fields`` as written in the file."""
+
+    name: Annotated[str, Meta(min_length=1)]
 
 
 class ContractDoc(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -131,14 +160,13 @@ def contract_from_mapping(document: object, *, source: str = "<contract>") -> Sc
 def _build(document: object, source: str, problems: list[str]) -> SchemaContract:
     head = _decode(document, ContractDoc, (), problems)
     raw_fields = head.fields if head else _follow_fields(document)
-    specs = [_decode(document, FieldDoc, ("fields", i), problems) for i in range(len(raw_fields))]
-    fields = tuple(_spec(doc) for doc in specs if doc is not None)
+    fields = _specs(document, ("fields",), len(raw_fields), problems, 1)
     rules: tuple[RuleSpec, ...] = ()
     state: SymbolStateSpec | None = None
     if head is not None:
         types = {spec.name: spec.expected_type for spec in fields}
         try:
-            rules = parse_rules(head.rules, types)
+            rules = parse_rules(head.rules, rule_field_types(SchemaContract("", fields)))
         except RuleListError as exc:
             problems.extend(exc.problems)
         try:
@@ -176,9 +204,47 @@ def _follow_fields(document: object) -> list[object]:
     return fields if isinstance(fields, list) else []
 
 
-def _spec(doc: FieldDoc) -> FieldSpec:
+def _specs(
+    document: object, at: tuple[str | int, ...], count: int, problems: list[str], depth: int
+) -> tuple[FieldSpec, ...]:
+    """The FieldSpecs of the ``fields`` list at ``at`` (those that decode)."""
+    docs = [_decode(document, FieldDoc, (*at, i), problems) for i in range(count)]
+    return tuple(
+        _spec(doc, document, (*at, i), problems, depth, doc.name)
+        for i, doc in enumerate(docs)
+        if doc is not None
+    )
+
+
+def _spec(
+    doc: ItemDoc,
+    document: object,
+    at: tuple[str | int, ...],
+    problems: list[str],
+    depth: int,
+    name: str,
+) -> FieldSpec:
+    """The FieldSpec of a decoded field (``name``: an item's is its array's, with ``[]``);
+    its ``fields`` and ``items`` are decoded below ``at``, as deep as the depth limit lets
+    the contract check name the problem."""
+    fields: tuple[FieldSpec, ...] | None = None
+    items: FieldSpec | None = None
+    if depth < MAX_NESTING_DEPTH:
+        if isinstance(doc.fields, list):
+            fields = _specs(document, (*at, "fields"), len(doc.fields), problems, depth + 1)
+        if doc.items is not None:
+            item = _decode(document, ItemDoc, (*at, "items"), problems)
+            if item is not None:
+                items = _spec(item, document, (*at, "items"), problems, depth + 1, name + "[]")
+    elif doc.fields is not None or doc.items is not None:
+        fields = () if doc.fields is not None else None
+        items = FieldSpec(name + "[]", int) if doc.items is not None else None
     return FieldSpec(
-        name=doc.name,
+        name=name,
+        fields=fields,
+        items=items,
+        min_items=doc.min_items,
+        max_items=doc.max_items,
         expected_type=SUPPORTED_TYPES[doc.type],
         is_nullable=doc.nullable,
         min_value=doc.min_value,

@@ -25,6 +25,7 @@ from stream_validator.config.settings import (
     read_resume_token,
     redacted,
 )
+from stream_validator.contracts.model import nullable_paths
 from stream_validator.errors import ConfigError, ServiceExit
 from stream_validator.service.breakermetrics import BreakerMetrics
 from stream_validator.service.health import HealthServer
@@ -95,7 +96,7 @@ def set_route_metrics(
     metrics.declare_flags(
         route.name, contract.name, [r.name for r in contract.rules if r.action == "flag"]
     )
-    nullable = [f.name for f in contract.fields if f.is_nullable]
+    nullable = nullable_paths(contract)  # nested fields by metric path (levels[].size)
     metrics.set_null_ceiling(contract.name, nullable, contract.max_allowed_null_pct)
     set_integrity_metrics(integrity, route)
 

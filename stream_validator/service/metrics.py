@@ -16,7 +16,8 @@ Label policy (the number of series is bounded by construction):
   gets its own ``field`` label only if it is one of the first ``max_unknown_field_labels``
   distinct names of its contract, is printable, at most 128 characters long and not a
   reserved label; every other name is counted under ``"__overflow__"``. Declared field
-  names get the same treatment with a fixed backstop cap of 1000 per contract.
+  names get the same treatment with a fixed backstop cap of 1000 per contract. A nested
+  field's violation is labelled by its path without indexes (``levels[].price``).
   Payload values (symbols, prices, ...) are never read.
 * Rule names (``rule``) are declared in the contract (``[a-z][a-z0-9_]*``, unique): a
   closed set, given the same backstop cap of 1000 per contract. ``rule`` is ``""`` on
@@ -33,6 +34,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from stream_validator.contracts.model import metric_path
 from stream_validator.labels import (
     OVERFLOW_LABEL,
     RECORD_LABEL,
@@ -301,9 +303,9 @@ class ServiceMetrics:
                 if name is None:
                     label = RECORD_LABEL
                 elif kind == ViolationKind.UNKNOWN_FIELD:
-                    label = self._unknown_label(contract, name, now)
-                else:
-                    label, _ = self._declared.label(contract, name)
+                    label = self._unknown_label(contract, metric_path(name), now)
+                else:  # levels[3].price is counted as levels[].price
+                    label, _ = self._declared.label(contract, metric_path(name))
                 if kind == _RULE_KIND and name is None:
                     # Split by rule; any rest (counts given without rules) under rule "".
                     for rule, m in report.rule_violation_counts.items():
@@ -331,7 +333,7 @@ class ServiceMetrics:
             label, _ = self._rules.label(contract, rule)
             self._flagged.labels(route, contract, RECORD_LABEL, _RULE_KIND, label).inc(n)
         for (name, kind), n in report.flagged_field_counts.items():
-            label, _ = self._declared.label(contract, name)
+            label, _ = self._declared.label(contract, metric_path(name))
             self._flagged.labels(route, contract, label, kind, "").inc(n)
 
     def _new_route_series(self, route: str, contract: str) -> _RouteSeries:

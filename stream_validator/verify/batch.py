@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from stream_validator.codec import JSONDecodeError, loads_raw
+from stream_validator.contracts.model import metric_path
 from stream_validator.verify.dupkeys import duplicate_keys, no_duplicates_possible
 from stream_validator.verify.fastpath import FAIL
 from stream_validator.verify.native import CHUNK
@@ -314,7 +315,8 @@ class BatchAccumulator:
         )
 
     def _flagged_pairs(self, violations: list[Violation]) -> list[tuple[str, str]]:
-        return [(str(v.field), str(v.kind)) for v in violations if self._is_flagged(v)]
+        # by metric path (levels[].price): one count per declared path, not per index
+        return [(metric_path(str(v.field)), str(v.kind)) for v in violations if self._is_flagged(v)]
 
     def _count_flags(self, rules: Sequence[str], fields: Sequence[tuple[str, str]]) -> None:
         """Count a valid record's flagged breaches."""

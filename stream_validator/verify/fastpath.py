@@ -84,8 +84,17 @@ def _field_lines(i: int, spec: FieldSpec, slot: int, ns: dict[str, Any]) -> list
     return lines + [indent + line for line in body]
 
 
+def _always_fail(record: Mapping[Any, Any]) -> object:
+    return FAIL
+
+
 def compile_fast_check(contract: SchemaContract) -> FastCheck:
-    """Compile the clean-record check for a contract that check_contract accepted."""
+    """Compile the clean-record check for a contract that check_contract accepted.
+
+    A contract with object or array fields gets a check that always returns ``FAIL``: the
+    full rules (``nested``) walk every record of it."""
+    if contract.has_nested_fields:
+        return _always_fail
     ns: dict[str, Any] = {
         "FAIL": FAIL,
         "MISSING": _MISSING,

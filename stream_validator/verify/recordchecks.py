@@ -3,6 +3,8 @@
 They run on a record's fields only when those fields passed their own checks, so a
 missing ``bid`` is reported once (``missing_field``), never again by ``bid <= ask``:
 
+* a rule reads a nested object field by path (``book.bid``); it is skipped when that
+  field or an object above it (``book``) failed its own check;
 * a rule with action ``quarantine`` that does not hold adds a ``rule_violation``
   (``rule`` = its name); one with action ``flag`` leaves the record valid and is counted
   in the report's ``flagged_counts`` when the record ends valid (a quarantined record's
@@ -21,7 +23,7 @@ the rules inside its decode: ``structrules``.)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from itertools import compress
 from typing import Any, Final, NamedTuple
@@ -72,15 +74,65 @@ def _shift(now: datetime, delta: timedelta | None, sign: int) -> datetime | None
         return None
 
 
+class PathView(Mapping[str, Any]):
+    """A record read by path: ``view.get("book.bid")`` is ``record["book"]["bid"]``, None
+    when a step is missing or not a mapping (the rule's link then holds, as for a null);
+    a name without a dot is read as it is."""
+
+    __slots__ = ("_record",)
+
+    def __init__(self, record: Mapping[Any, Any]) -> None:
+        self._record = record
+
+    def __getitem__(self, name: str) -> Any:
+        record = self._record
+        if name in record or "." not in name:
+            return record[name]
+        value: Any = record
+        for step in name.split("."):
+            if not isinstance(value, Mapping):
+                raise KeyError(name)
+            value = value[step]
+        return value
+
+    def get(self, name: str, default: Any = None) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._record)
+
+    def __len__(self) -> int:
+        return len(self._record)
+
+
+def _with_parents(names: frozenset[str]) -> frozenset[str]:
+    """The paths a rule reads and every object above them: ``book.bid`` -> ``book``."""
+    out = set(names)
+    for name in names:
+        parts = name.split(".")
+        out.update(".".join(parts[:end]) for end in range(1, len(parts)))
+    return frozenset(out)
+
+
 class RecordChecks:
     """The rules and skew windows of one contract, compiled once."""
 
-    __slots__ = ("_rules", "_sure", "_text", "_windows")
+    __slots__ = ("_deps", "_paths", "_rules", "_sure", "_text", "_windows")
 
     def __init__(self, contract: SchemaContract) -> None:
         self._text = {spec.name: text_of(contract, spec) for spec in contract.rules}
         self._rules: tuple[tuple[RuleSpec, Callable[[Mapping[str, object]], bool]], ...] = tuple(
             (spec, compile_rule(spec.expr, self._text[spec.name])) for spec in contract.rules
+        )
+        declared = set(contract.field_names)
+        # The rules read nested paths: they see the record through a PathView.
+        self._paths = any(not spec.fields <= declared for spec in contract.rules)
+        # Per rule, the fields whose failure skips it (with the objects above a path).
+        self._deps = tuple(
+            _with_parents(spec.fields) if self._paths else spec.fields for spec in contract.rules
         )
         # A shortcut for the common record whose every rule holds (see structrules).
         self._sure = compile_sure_holds(contract)
@@ -147,8 +199,10 @@ class RecordChecks:
                 return violations, flagged
         if violations and not bounds:  # the set is only needed here: most bad records
             failed = {v.field for v in violations}  # return above without it
-        for spec, holds in self._rules:
-            if failed and not failed.isdisjoint(spec.fields):
+        if self._paths:
+            record = PathView(record)
+        for (spec, holds), deps in zip(self._rules, self._deps, strict=True):
+            if failed and not failed.isdisjoint(deps):
                 continue
             if holds(record):
                 continue
@@ -163,6 +217,8 @@ class RecordChecks:
         """The violations of the flag rules ``names`` the record broke, marked flagged (for
         the DLQ entry of a record quarantined for its other violations)."""
         wanted = set(names)
+        if self._paths:
+            record = PathView(record)
         return [
             _rule_violation(spec, record, self._text[spec.name]).as_flagged()
             for spec, _ in self._rules

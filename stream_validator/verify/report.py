@@ -49,6 +49,10 @@ class ViolationKind(StrEnum):
     #: A str field's value has fewer code points than ``min_length`` / more than ``max_length``.
     TOO_SHORT = "too_short"
     TOO_LONG = "too_long"
+    #: An array field has fewer items than ``min_items`` / more than its ``max_items``
+    #: (a wrong container type is a ``type_mismatch``).
+    TOO_FEW_ITEMS = "too_few_items"
+    TOO_MANY_ITEMS = "too_many_items"
     #: A record rule with action ``quarantine`` does not hold; ``rule`` names it.
     RULE_VIOLATION = "rule_violation"
     #: A datetime field is outside its skew window (``max_future_s``/``max_age_s``)
@@ -84,6 +88,8 @@ FLAGGABLE_KINDS: Final = frozenset(
         ViolationKind.PATTERN_MISMATCH,
         ViolationKind.TOO_SHORT,
         ViolationKind.TOO_LONG,
+        ViolationKind.TOO_FEW_ITEMS,
+        ViolationKind.TOO_MANY_ITEMS,
         ViolationKind.TIMESTAMP_OUT_OF_RANGE,
     )
 )

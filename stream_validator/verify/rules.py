@@ -23,8 +23,16 @@ from stream_validator.verify.report import (
 from stream_validator.verify.valuecheck import ValueCheck
 
 _MISSING: Final = object()
-_FLOAT, _INT, _STR, _BOOL, _DATETIME = range(5)
-_TYPE_CODES: Final = {float: _FLOAT, int: _INT, str: _STR, bool: _BOOL, datetime: _DATETIME}
+_FLOAT, _INT, _STR, _BOOL, _DATETIME, _OBJECT, _ARRAY = range(7)
+_TYPE_CODES: Final = {
+    float: _FLOAT,
+    int: _INT,
+    str: _STR,
+    bool: _BOOL,
+    datetime: _DATETIME,
+    dict: _OBJECT,
+    list: _ARRAY,
+}
 # orjson turns integer literals beyond 64 bits into floats without a word; such a
 # literal has at least 20 digits. Searched only when an int field got a huge float.
 _LONG_INT_LITERAL: Final = re.compile(rb"(?<![\d.eE+-])-?\d{20,}(?![\d.eE])")
@@ -234,6 +242,10 @@ def _check_field(
                     violations.append(found)
         elif code == _BOOL:
             ok = vtype is bool
+        elif code == _OBJECT:  # its fields are the nested inspector's (verify.nested)
+            ok = isinstance(value, Mapping)
+        elif code == _ARRAY:
+            ok = isinstance(value, list | tuple)
         elif isinstance(value, datetime):
             ok = not require_tz or value.utcoffset() is not None
         elif require_tz:
@@ -276,6 +288,8 @@ def _clean(i: int, rule: _Rule) -> str:
         return "type(v) is str_" if rule.values is None else f"(type(v) is str_ and ok{i}(v))"
     elif rule.code == _BOOL:
         return "(v is True or v is False)"
+    elif rule.code in (_OBJECT, _ARRAY):
+        return "False"  # checked field by field (verify.nested)
     elif rule.require_tz:
         return "((type(v) is str_ and iso_tz(v)) or (type(v) is datetime_ and aware(v)))"
     else:

@@ -85,7 +85,10 @@ def null_probe(contract: SchemaContract) -> bytes | None:
 
 def record_struct(contract: SchemaContract, *, native_datetimes: bool) -> Any:
     """The Struct of one record, with datetime fields parsed natively or kept as str, and
-    the contract's rules as its ``__post_init__`` (``structrules``)."""
+    the contract's rules as its ``__post_init__`` (``structrules``). A contract with object
+    or array fields raises UnsupportedContract: the full rules (``nested``) judge it."""
+    if contract.has_nested_fields:
+        raise UnsupportedContract("object and array fields are checked by the full rules")
     names = [f"f{i}" for i in range(len(contract.fields))]
     try:
         post_init = compile_post_init(contract)  # RulesTooDeep is a ValueError

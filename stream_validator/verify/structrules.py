@@ -50,7 +50,7 @@ from stream_validator.contracts.exprtree import (
     Str,
     fields_of,
 )
-from stream_validator.contracts.model import SchemaContract
+from stream_validator.contracts.model import SchemaContract, rule_field_types
 from stream_validator.contracts.rulespec import RuleSpec
 
 
@@ -81,7 +81,7 @@ def _number(expr: Expr, names: dict[str, str], ns: dict[str, Any]) -> str:
 def text_of(contract: SchemaContract, rule: RuleSpec) -> frozenset[str]:
     """The str fields a rule reads, from the contract's declarations (a RuleSpec built
     without field types knows only those compared with a string constant)."""
-    declared = {spec.name for spec in contract.fields if spec.expected_type is str}
+    declared = {path for path, kind in rule_field_types(contract).items() if kind is str}
     return rule.text_fields | (rule.fields & declared)
 
 
@@ -205,8 +205,11 @@ def compile_post_init(contract: SchemaContract) -> Callable[[Any], None] | None:
 def compile_sure_holds(contract: SchemaContract) -> Callable[[Any], None] | None:
     """The same check on a decoded mapping (the full rules' shortcut): a missing key, a
     null, a str or a NaN never passes it, so only a record whose rules surely hold does.
-    None as well when the rules are too deep to compile (each rule is then judged)."""
+    None as well when the rules are too deep to compile or read a nested path (``book.bid``):
+    each rule is then judged."""
     load = {spec.name: "s[{key}]" for spec in contract.fields}
+    if any(not rule.fields <= load.keys() for rule in contract.rules):
+        return None
     try:
         return _compile(contract, load, False, "rule shortcut")
     except RulesTooDeep:

@@ -15,6 +15,7 @@ from stream_validator.contracts.rulespec import RuleAction
 from stream_validator.verify.batch import BatchAccumulator
 from stream_validator.verify.fastpath import compile_fast_check
 from stream_validator.verify.native import NativeCheck, UnsupportedContract
+from stream_validator.verify.nested import NestedInspector
 from stream_validator.verify.recordchecks import RecordChecks
 from stream_validator.verify.report import SchemaContractValidationReport
 from stream_validator.verify.rules import RecordInspector
@@ -59,7 +60,11 @@ class DataSchemaContractVerifier:
             raise ValueError(f"max_payload_bytes must be a positive int, got {max_payload_bytes!r}")
         self.contract = contract
         self.max_payload_bytes = max_payload_bytes
-        self._inspector = RecordInspector(contract)
+        # Object and array fields are walked by path; the msgspec fast path declines such
+        # contracts (structgen: UnsupportedContract), so the rules judge every record.
+        self._inspector = (
+            NestedInspector(contract) if contract.has_nested_fields else RecordInspector(contract)
+        )
         self._checks = RecordChecks(contract)
         # Fields whose checks only flag: their violations alone leave a record valid.
         self._flag_fields = frozenset(

@@ -121,9 +121,9 @@ def test_a_broken_contract_names_the_route_and_the_contract_path(tmp_path: Path)
     doc["routes"][1]["contract"] = str(contract)
     assert error(tmp_path, doc) == (
         f"routes[1].contract (route 'books'): {contract}: fields[1] (field 'b'):"
-        " unknown key(s) min (allowed: action, allow_non_finite, allowed, description, max_age_s,"
-        " max_future_s, max_length, max_value, min_length, min_value, name, nullable, pattern,"
-        " require_timezone, type)"
+        " unknown key(s) min (allowed: action, allow_non_finite, allowed, description, fields,"
+        " items, max_age_s, max_future_s, max_items, max_length, max_value, min_items,"
+        " min_length, min_value, name, nullable, pattern, require_timezone, type)"
     )
 
 

@@ -64,9 +64,10 @@ def test_unknown_keys_at_depth_are_listed(tmp_path: Path) -> None:
     """Every unknown key of one field is named, with the keys a field allows."""
     text = HEAD + "  - {name: c, type: int, nulable: true, minimum: 0}\n"
     assert problems(tmp_path, text) == [
-        "fields[2] (field 'c'): unknown key(s) minimum, nulable (allowed: action, allow_non_finite,"
-        " allowed, description, max_age_s, max_future_s, max_length, max_value, min_length,"
-        " min_value, name, nullable, pattern, require_timezone, type)"
+        "fields[2] (field 'c'): unknown key(s) minimum, nulable (allowed: action,"
+        " allow_non_finite, allowed, description, fields, items, max_age_s, max_future_s,"
+        " max_items, max_length, max_value, min_items, min_length, min_value, name, nullable,"
+        " pattern, require_timezone, type)"
     ]
 
 
@@ -79,8 +80,8 @@ def test_each_field_and_the_top_level_report_their_problem(tmp_path: Path) -> No
     assert problems(tmp_path, text) == [
         "version: expected int | float | str, got bool",
         "fields[0]: expected mapping, got int",
-        "fields[2].type (field 'b'): expected one of bool, datetime, float, int, str,"
-        " got 'decimal'",
+        "fields[2].type (field 'b'): expected one of array, bool, datetime, float, int, object,"
+        " str, got 'decimal'",
     ]
 
 
@@ -188,9 +189,11 @@ def test_every_problem_of_one_field_and_of_the_top_level_in_one_run(tmp_path: Pa
         " max_allowed_null_pct, name, rules, state, version)",
         "max_allowed_null_pct: expected int | float, got str '5'"
         " (a number in quotes is text: write it without the quotes)",
-        "fields[0] (field 'a'): unknown key(s) nulable (allowed: action, allow_non_finite, allowed,"
-        " description, max_age_s, max_future_s, max_length, max_value, min_length, min_value,"
-        " name, nullable, pattern, require_timezone, type)",
-        "fields[0].type (field 'a'): expected one of bool, datetime, float, int, str, got 'flot'",
+        "fields[0] (field 'a'): unknown key(s) nulable (allowed: action, allow_non_finite,"
+        " allowed, description, fields, items, max_age_s, max_future_s, max_items, max_length,"
+        " max_value, min_items, min_length, min_value, name, nullable, pattern,"
+        " require_timezone, type)",
+        "fields[0].type (field 'a'): expected one of array, bool, datetime, float, int, object,"
+        " str, got 'flot'",
         "fields[0].min_value (field 'a'): expected int | float | null, got str",
     ]

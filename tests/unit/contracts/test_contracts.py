@@ -35,7 +35,8 @@ def verifier_for(fields: list[FieldSpec], **options: object) -> DataSchemaContra
         ([FieldSpec("a", int)], {"max_allowed_null_pct": 100.5}, "max_allowed_null_pct"),
         ([FieldSpec("a", int)], {"max_allowed_null_pct": math.nan}, "max_allowed_null_pct"),
         ([FieldSpec("a", int)], {"max_allowed_null_pct": True}, "max_allowed_null_pct"),
-        ([FieldSpec("a", list)], {}, "unsupported expected_type"),
+        ([FieldSpec("a", set)], {}, "unsupported expected_type"),
+        ([FieldSpec("a", list)], {}, "an array field needs items"),
         ([FieldSpec("a", "float")], {}, "unsupported expected_type"),  # type: ignore[arg-type]
         ([FieldSpec("a", str, min_value=1)], {}, "only allowed on numeric"),
         ([FieldSpec("a", bool, max_value=1)], {}, "only allowed on numeric"),
@@ -145,8 +146,8 @@ fields:
         ),
         (
             "name: x\nfields: [{name: a, type: decimal}]",
-            "fields[0].type (field 'a'): expected one of bool, datetime, float, int, str,"
-            " got 'decimal'",
+            "fields[0].type (field 'a'): expected one of array, bool, datetime, float, int,"
+            " object, str, got 'decimal'",
         ),
         ("name: x\nfields: [{name: a, type: float, min_value: '1e-9'}]", "without the quotes"),
         (

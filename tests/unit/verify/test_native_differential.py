@@ -5,9 +5,12 @@ SV_DIFF_EXAMPLES sets the number of hypothesis examples (10,000 by default; more
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
+import re
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 
@@ -17,6 +20,7 @@ from hypothesis import strategies as st
 
 from stream_validator import DataSchemaContractVerifier, FieldSpec, RuleSpec, SchemaContract
 from stream_validator.verify.native import PROBE
+from stream_validator.verify.report import MAX_NAMED_VIOLATIONS
 
 EXAMPLES = int(os.environ.get("SV_DIFF_EXAMPLES", "10000"))
 
@@ -484,3 +488,186 @@ def test_fast_path_error_falls_back_to_the_rules(
     monkeypatch.setattr(NativeCheck, "screen", explode)
     assert summary(fast.validate_payloads(batch)) == expected  # type: ignore[attr-defined]
     assert [r.levelname for r in caplog.records] == ["ERROR"]
+
+
+# --- nested contracts ------------------------------------------------------------------
+# A nested contract takes no native fast path: the reference rules walk its objects and
+# arrays. Two differentials hold it: the verifier with the fast path on gives the report
+# of the one with it off, and the nested contract gives the verdicts the native fast path
+# gives the same data flattened (book.bid -> book_bid, levels[1].px -> levels_1_px).
+LEAVES = [
+    FieldSpec("bid", float, is_nullable=True, min_value=0.0),
+    FieldSpec("ask", float, max_value=1e6),
+    FieldSpec("live", bool, is_nullable=True),
+    FieldSpec("at", datetime, is_nullable=True, require_timezone=True),
+    FieldSpec("side", str, allowed=("buy", "sell")),
+]
+LEVEL_LEAVES = [FieldSpec("px", float, min_value=0.0), FieldSpec("sz", int, is_nullable=True)]
+NESTED_FIELDS = [
+    FieldSpec("sym", str),
+    FieldSpec("book", dict, fields=LEAVES),
+    FieldSpec(
+        "levels",
+        list,
+        min_items=2,
+        max_items=2,
+        items=FieldSpec("level", dict, fields=LEVEL_LEAVES),
+    ),
+]
+FLAT_FIELDS = [
+    FieldSpec("sym", str),
+    *(dataclasses.replace(spec, name=f"book_{spec.name}") for spec in LEAVES),
+    *(
+        dataclasses.replace(spec, name=f"levels_{i}_{spec.name}")
+        for i in range(2)
+        for spec in LEVEL_LEAVES
+    ),
+]
+NESTED_RULES = [
+    RuleSpec.of("crossed", "book.bid <= book.ask"),
+    RuleSpec.of("wide", "book.ask - book.bid <= 10", "flag"),
+    RuleSpec.of("buy_bid", "book.bid >= 1 or book.ask > 50", when="book.side == 'buy'"),
+    RuleSpec.of("sided", "not (book.ask == 0) and book.side in ['buy', 'sell']", "flag"),
+]
+FLAT_RULES = [
+    RuleSpec.of("crossed", "book_bid <= book_ask"),
+    RuleSpec.of("wide", "book_ask - book_bid <= 10", "flag"),
+    RuleSpec.of("buy_bid", "book_bid >= 1 or book_ask > 50", when="book_side == 'buy'"),
+    RuleSpec.of("sided", "not (book_ask == 0) and book_side in ['buy', 'sell']", "flag"),
+]
+
+
+# Flattened names are longer: a size limit both sides of a pair pass alike.
+BIG = 100_000
+
+
+def nested_pairs(
+    forbid: bool,
+) -> tuple[DataSchemaContractVerifier, DataSchemaContractVerifier, DataSchemaContractVerifier]:
+    nested = SchemaContract(
+        "n",
+        NESTED_FIELDS,
+        rules=NESTED_RULES,
+        forbid_unknown_fields=forbid,
+        max_allowed_null_pct=30.0,
+    )
+    flat = SchemaContract(
+        "n", FLAT_FIELDS, rules=FLAT_RULES, forbid_unknown_fields=forbid, max_allowed_null_pct=30.0
+    )
+    fast = DataSchemaContractVerifier(nested, max_payload_bytes=BIG)
+    assert fast._native is None  # nested: the reference rules decide every record
+    native = DataSchemaContractVerifier(flat, max_payload_bytes=BIG)
+    assert native._native is not None
+    return fast, DataSchemaContractVerifier(nested, max_payload_bytes=BIG, fast_path=False), native
+
+
+NESTED_PAIRS = [nested_pairs(False), nested_pairs(True)]
+
+
+def leaf_value(rng: random.Random, name: str) -> object:
+    """A leaf's value (None: left out): mostly right, sometimes anything."""
+    if rng.random() < 0.2:
+        return None if rng.random() < 0.3 else ("raw", value(rng))
+    good = {
+        "bid": lambda: rng.choice([None, rng.uniform(-1, 50)]),
+        "ask": lambda: rng.uniform(0, 60),
+        "live": lambda: rng.choice([None, True, False]),
+        "at": lambda: rng.choice([None, "2026-01-01T00:00:00Z", "2026-01-01T00:00:00"]),
+        "side": lambda: rng.choice(["buy", "sell", "hold"]),
+        "px": lambda: rng.uniform(-1, 10),
+        "sz": lambda: rng.choice([None, rng.randint(-3, 3)]),
+    }
+    return ("json", good[name]())
+
+
+def nested_record(rng: random.Random) -> tuple[bytes, bytes]:
+    """The same record nested and flattened, as payloads."""
+
+    def obj(names: list[str], prefix: str) -> tuple[list[str], list[str]]:
+        nested, flat = [], []
+        for name in names:
+            got = leaf_value(rng, name)
+            if got is None:
+                continue
+            kind, raw = got
+            text = raw if kind == "raw" else json.dumps(raw)
+            nested.append(f'"{name}":{text}')
+            flat.append(f'"{prefix}{name}":{text}')
+        if rng.random() < 0.15:
+            nested.append('"extra":1')
+            flat.append(f'"{prefix}extra":1')
+        return nested, flat
+
+    sym = json.dumps(rng.choice(["A", "B"]))
+    book_n, book_f = obj([s.name for s in LEAVES], "book_")
+    levels_n, flat = [], [f'"sym":{sym}', *book_f]
+    for i in range(2):
+        level_n, level_f = obj([s.name for s in LEVEL_LEAVES], f"levels_{i}_")
+        levels_n.append("{" + ",".join(level_n) + "}")
+        flat += level_f
+    nested = f'{{"sym":{sym},"book":{{{",".join(book_n)}}},"levels":[{",".join(levels_n)}]}}'
+    return nested.encode(), ("{" + ",".join(flat) + "}").encode()
+
+
+def flat_name(path: str | None) -> str | None:
+    if path is None:
+        return None
+    return re.sub(r"\[(\d+)\]", r"_\1", path).replace(".", "_")
+
+
+def verdicts(report: object, rename: Callable[[str | None], str | None]) -> dict[str, object]:
+    return {
+        "valid": report.valid_indices,  # type: ignore[attr-defined]
+        "quarantined": [
+            (q.index, sorted((str(rename(v.field)), str(v.kind)) for v in q.violations))
+            for q in report.quarantined_records  # type: ignore[attr-defined]
+        ],
+        # Per record, not per item: the flattened items' rates are not comparable.
+        "null_rates": {
+            rename(k): r
+            for k, r in report.null_rates.items()  # type: ignore[attr-defined]
+            if not k.startswith("levels")
+        },
+        "flagged": report.flagged_counts,  # type: ignore[attr-defined]
+    }
+
+
+@settings(max_examples=max(EXAMPLES // 10, 50), deadline=None)
+@given(st.integers(0, 2**64), st.sampled_from(NESTED_PAIRS))
+def test_nested_contracts_agree_with_the_fast_path_on_flattened_records(
+    seed: int, verifiers: tuple[object, object, object]
+) -> None:
+    """A nested contract's verdicts equal the native fast path's on the flattened records,
+    and its report is the same with the fast path on and off."""
+    rng = random.Random(seed)
+    fast, full, native = verifiers
+    pairs = [nested_record(rng) for _ in range(rng.randint(1, 12))]
+    nested = [n for n, _ in pairs]
+    report = full.validate_payloads(nested)  # type: ignore[attr-defined]
+    assert summary(fast.validate_payloads(nested)) == summary(report)  # type: ignore[attr-defined]
+    flat = native.validate_payloads([f for _, f in pairs])  # type: ignore[attr-defined]
+    assert verdicts(report, flat_name) == verdicts(flat, lambda name: name)
+
+
+HUGE = [
+    b'{"sym":"A","book":{},"levels":[' + b",".join([b'{"px":-1.0,"sz":1}'] * 30_000) + b"]}",
+    b'{"sym":"A","book":{},"levels":[' + b",".join([b"[[[[[[[[[[1]]]]]]]]]]"] * 1000) + b"]}",
+    b'{"sym":"A","book":' + b'{"x":' * 500 + b"1" + b"}" * 500 + b',"levels":[]}',
+    b'{"sym":"A","book":{"bid":1.0,"ask":2.0,"live":null,"at":null,"side":"buy"},'
+    b'"levels":[{"px":1.0,"sz":null},{"px":2.0,"sz":3}]}',
+]
+
+
+@pytest.mark.parametrize("forbid", [False, True])
+def test_huge_and_deep_nested_payloads_agree(forbid: bool) -> None:
+    """Huge arrays and deep nesting: the same report with the fast path on and off, the
+    valid record passes, and violations stay capped per field."""
+    contract = SchemaContract("n", NESTED_FIELDS, rules=NESTED_RULES, forbid_unknown_fields=forbid)
+    fast = DataSchemaContractVerifier(contract, max_payload_bytes=10_000_000)
+    full = DataSchemaContractVerifier(contract, max_payload_bytes=10_000_000, fast_path=False)
+    report = full.validate_payloads(HUGE)
+    assert summary(fast.validate_payloads(HUGE)) == summary(report)
+    assert report.valid_indices == [3]
+    assert all(
+        len(q.violations) <= 3 * (MAX_NAMED_VIOLATIONS + 1) for q in report.quarantined_records
+    )
