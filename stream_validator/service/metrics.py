@@ -268,11 +268,11 @@ class ServiceMetrics:
             series.batch_duration.observe(duration_seconds)
             if report.observed_unknown_fields:
                 series.drift.inc()
-            # Sorted, so which names win the label budget does not depend on hash order.
-            names = sorted(report.observed_unknown_fields)
-            seen = {self._unknown_label(contract, name, now) for name in names}
-            for label in sorted(seen):
-                self._unknown_fields.labels(contract, label).inc()
+                # Sorted, so which names win the label budget does not depend on hash order.
+                names = sorted(report.observed_unknown_fields)
+                seen = {self._unknown_label(contract, name, now) for name in names}
+                for label in sorted(seen):
+                    self._unknown_fields.labels(contract, label).inc()
 
             counts = report.violation_counts if violation_counts is None else violation_counts
             for (name, kind), n in counts.items():
@@ -386,11 +386,12 @@ def _check_report(report: SchemaContractValidationReport) -> None:
     counts = (report.total_records, report.valid_count, report.quarantined_count)
     if not all(is_count(n) for n in counts):
         raise ValueError(f"report counts must be ints >= 0, got {counts!r}")
-    bad = sorted({str(kind) for _, kind in report.violation_counts} - VIOLATION_KINDS)
-    if bad:
-        raise ValueError(f"unknown violation kinds {bad}; expected ViolationKind values")
-    if not all(is_count(n) for n in report.violation_counts.values()):
-        raise ValueError("violation counts must be ints >= 0")
+    if report.violation_counts:  # most batches have none
+        bad = sorted({str(kind) for _, kind in report.violation_counts} - VIOLATION_KINDS)
+        if bad:
+            raise ValueError(f"unknown violation kinds {bad}; expected ViolationKind values")
+        if not all(is_count(n) for n in report.violation_counts.values()):
+            raise ValueError("violation counts must be ints >= 0")
     rates = list(report.null_rates.values())
     if not all(is_number(r) for r in rates):
         raise ValueError(f"null rates must be finite numbers, got {rates!r}")
