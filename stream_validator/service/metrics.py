@@ -262,7 +262,8 @@ class ServiceMetrics:
                 series = self._new_route_series(route, contract)
             series.consumed.inc(report.total_records)
             series.valid.inc(valid)
-            series.quarantined.inc(quarantined)
+            if quarantined:
+                series.quarantined.inc(quarantined)
             series.batches.inc()
             series.batch_size.observe(report.total_records)
             series.batch_duration.observe(duration_seconds)
