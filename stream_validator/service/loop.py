@@ -226,8 +226,11 @@ class StreamService:
             if not consumed.records:
                 return consumed
         left = max_records - len(consumed.records)
-        if left > 0 and (self.config.batch_linger_s > 0 or len(consumed.records) == 1):
-            more = consumer.consume(left, self.config.batch_linger_s)
+        linger = self.config.batch_linger_s
+        if linger > 0 and committer and committer.busy:
+            linger = min(linger, committer.due_in_s)  # the linger never delays a commit
+        if left > 0 and (linger > 0 or len(consumed.records) == 1):
+            more = consumer.consume(left, linger)
             consumed.records.extend(more.records)
             consumed.errors.extend(more.errors)
             consumed.unreadable_headers.update(more.unreadable_headers)
