@@ -201,8 +201,9 @@ class StreamService:
 
     def _consume(self, consumer: Consumer, timeout_s: float) -> Consumed:
         """Take what has arrived, up to ``batch.max_records``: wait (up to ``timeout_s``)
-        only for the first record, then at most ``batch.linger_s`` for more. Nothing while
-        a batch would not fit in the window (``batch.max_in_flight_records``).
+        only for the first record, then at most ``batch.linger_s`` for more (no longer than
+        until the next commit is due). Nothing while a batch would not fit in the window
+        (``batch.max_in_flight_records``).
 
         ``consume(max_records, timeout)`` alone holds the batch open until it is full: at
         20,000 records/s a batch of 500 waits 25 ms for its last record, which was most of
