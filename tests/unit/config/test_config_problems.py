@@ -48,7 +48,8 @@ def test_unknown_keys_wrong_types_bounds_and_missing_keys_in_one_run(tmp_path: P
         "routes[1] (route 'b'): missing required key 'contract'",
         "routes[1] (route 'b'): missing required key 'clean_topic'",
         "routes[1] (route 'b'): missing required key 'dlq_topic'",
-        "batch: unknown key(s) size (allowed: commit_interval_s, linger_s, max_in_flight_records, max_records, timeout_s)",
+        "batch: unknown key(s) size (allowed: commit_interval_s, linger_s,"
+        " max_in_flight_records, max_records, timeout_s)",
         "batch.max_records: expected int >= 1, got 0",
         "batch.timeout_s: expected float, got str",
     ]
