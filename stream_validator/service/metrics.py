@@ -387,12 +387,11 @@ def _check_report(report: SchemaContractValidationReport) -> None:
     counts = (report.total_records, report.valid_count, report.quarantined_count)
     if not all(is_count(n) for n in counts):
         raise ValueError(f"report counts must be ints >= 0, got {counts!r}")
-    if report.violation_counts:  # most batches have none
-        bad = sorted({str(kind) for _, kind in report.violation_counts} - VIOLATION_KINDS)
-        if bad:
-            raise ValueError(f"unknown violation kinds {bad}; expected ViolationKind values")
-        if not all(is_count(n) for n in report.violation_counts.values()):
-            raise ValueError("violation counts must be ints >= 0")
+    bad = sorted({str(kind) for _, kind in report.violation_counts} - VIOLATION_KINDS)
+    if bad:
+        raise ValueError(f"unknown violation kinds {bad}; expected ViolationKind values")
+    if not all(is_count(n) for n in report.violation_counts.values()):
+        raise ValueError("violation counts must be ints >= 0")
     rates = list(report.null_rates.values())
     if not all(is_number(r) for r in rates):
         raise ValueError(f"null rates must be finite numbers, got {rates!r}")
