@@ -2,6 +2,8 @@
 
 Run: .venv/bin/python bench/bench_latency.py [--rate 20000] [--seconds 20] [--warmup 3]
      [--peers none,bare,service,service-eos]
+     (a service peer may carry batch settings and a source tree: service:linger_s=0.005,
+     service@/tmp/main; see bench/harness.py)
 
 One broker (the project's local broker, or KAFKA_BOOTSTRAP_SERVERS). For each peer: a fresh
 4-partition source, clean and DLQ topic and group; the peer (bench/peers.py) runs as its own
@@ -15,6 +17,9 @@ A reader assigned to the clean topic (read_committed) takes each record as soon 
 never waiting for a batch to fill): latency = its receive time - the stamp. Records stamped
 in the first WARMUP seconds are left out; the table gives p50/p90/p99/max over the rest, the
 rate the producer achieved, and marks a peer whose clean topic did not receive every record.
+CPU: the peer process's user + system time from its first record (the priming one) to its
+exit, over the records of the paced run (warm-up included): µs per record, and as % of a
+core at the achieved rate.
 
 The topic the reader reads keeps the broker's LogAppendTime, so a second pair of columns
 ("appended") gives p50/p99 of append time - stamp: when the record reached the clean topic,
@@ -29,9 +34,11 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 
@@ -69,6 +76,7 @@ class Result:
     expected: int
     rate: float  # what the producer achieved, msg/s
     drift_ms: float  # median of the last tenth measured - median of the first tenth
+    cpu_s: float = math.nan  # the peer's CPU time from its first record on (the paced run)
 
     def percentile(self, q: float, values: list[float] | None = None) -> float:
         """Nearest rank: the smallest latency at or above q % of the measured records
@@ -251,16 +259,23 @@ def run_peer(peer: str, bootstrap: str, args: argparse.Namespace) -> Result | st
     if isinstance(command, str):
         return command
     reader = _reader(bootstrap, clean, args.partitions)
-    child = Child.start(command, args.core)
-    try:
-        collected = _paced(bootstrap, source, reader, expected, [child], args)
-    except RuntimeError as exc:
-        child.process.kill()
-        return str(exc)
-    finally:
-        reader.close()
-        _, _, code = child.wait(args.peer_timeout)
-    return _result(collected, expected, args.warmup) if code == 0 else f"exited {code}"
+    with tempfile.NamedTemporaryFile("r", suffix=".cpu") as mark:
+        os.environ["BENCH_CPU_MARK"] = mark.name  # peers.py writes it at its first record
+        child = Child.start(command, args.core)
+        try:
+            collected = _paced(bootstrap, source, reader, expected, [child], args)
+        except RuntimeError as exc:
+            child.process.kill()
+            return str(exc)
+        finally:
+            reader.close()
+            cpu, _, code = child.wait(args.peer_timeout)
+        startup = float(mark.read().strip() or "nan")
+    if code != 0:
+        return f"exited {code}"
+    result = _result(collected, expected, args.warmup)
+    result.cpu_s = cpu - startup
+    return result
 
 
 def print_table(rows: list[tuple[str, Result | str]], args: argparse.Namespace) -> None:
@@ -272,17 +287,20 @@ def print_table(rows: list[tuple[str, Result | str]], args: argparse.Namespace) 
     )
     print(
         "| peer | p50 ms | p90 ms | p99 ms | max ms | drift ms | appended p50 ms"
-        " | appended p99 ms | measured | source msg/s |"
+        " | appended p99 ms | CPU µs/record | CPU % of a core | measured | source msg/s |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for peer, row in rows:
         if isinstance(row, str):
-            print(f"| {row_label(peer)} | {row} | | | | | | | | |")
+            print(f"| {row_label(peer)} | {row} | | | | | | | | | | |")
             continue
         mark = "" if row.received == row.expected else f" ({row.received:,} of {row.expected:,}!)"
         quantiles = [row.percentile(q) for q in (50, 90, 99, 100)]
         appended = [row.percentile(q, row.appended_ms) for q in (50, 99)]
-        figures = " | ".join(f"{v:.1f}" for v in [*quantiles, row.drift_ms, *appended])
+        # Over every record of the paced run (warm-up included; shutdown too, a few ms).
+        per_record = row.cpu_s / row.expected * 1e6
+        cpu = [per_record, per_record * row.rate / 1e4]
+        figures = " | ".join(f"{v:.1f}" for v in [*quantiles, row.drift_ms, *appended, *cpu])
         text, measured = row_label(peer), f"{len(row.latencies_ms):,}{mark}"
         print(f"| {text} | {figures} | {measured} | {row.rate:,.0f} |")
 

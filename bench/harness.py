@@ -37,10 +37,13 @@ LABELS = {
 
 def label(peer: str) -> str:
     """A peer's row label; ``service:linger_s=0.005,max_records=2000`` runs the service with
-    those ``batch`` settings (bench/peers.py) and says so."""
+    those ``batch`` settings (bench/peers.py) and says so; ``...@DIR`` runs the service from
+    the source tree DIR (e.g. ``git worktree add /tmp/main main``: before/after in one run)."""
+    peer, _, tree = peer.partition("@")
     base, _, settings = peer.partition(":")
     text = LABELS.get(base, base)
-    return f"{text}, batch {settings.replace(',', ', ')}" if settings else text
+    text = f"{text}, batch {settings.replace(',', ', ')}" if settings else text
+    return f"{text}, from {tree}" if tree else text
 
 
 def topic_safe(peer: str) -> str:
@@ -111,7 +114,14 @@ def peer_command(
         if not QUIX_PYTHON.exists():
             return "not installed (bash bench/setup_quix.sh)"
         python = str(QUIX_PYTHON)
+    peer, _, tree = peer.partition("@")
+    prefix: list[str] = []
+    if tree:  # env execs python: the same process, so its CPU time is still read
+        if not (Path(tree) / "stream_validator").is_dir():
+            return f"no stream_validator package in {tree}"
+        prefix = ["env", f"PYTHONPATH={Path(tree).resolve()}"]
     return [
+        *prefix,
         python,
         str(HERE / "peers.py"),
         peer,

@@ -286,17 +286,18 @@ class ServiceMetrics:
                 series = self._new_route_series(route, contract)
             series.consumed.inc(report.total_records)
             series.valid.inc(valid)
-            series.quarantined.inc(quarantined)
+            if quarantined:
+                series.quarantined.inc(quarantined)
             series.batches.inc()
             series.batch_size.observe(report.total_records)
             series.batch_duration.observe(duration_seconds)
             if report.observed_unknown_fields:
                 series.drift.inc()
-            # Sorted, so which names win the label budget does not depend on hash order.
-            names = sorted(report.observed_unknown_fields)
-            seen = {self._unknown_label(contract, name, now) for name in names}
-            for label in sorted(seen):
-                self._unknown_fields.labels(contract, label).inc()
+                # Sorted, so which names win the label budget does not depend on hash order.
+                names = sorted(report.observed_unknown_fields)
+                seen = {self._unknown_label(contract, name, now) for name in names}
+                for label in sorted(seen):
+                    self._unknown_fields.labels(contract, label).inc()
 
             counts = report.violation_counts if violation_counts is None else violation_counts
             for (name, kind), n in counts.items():

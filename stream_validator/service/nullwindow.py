@@ -21,7 +21,7 @@ partition, so a rewound batch simply counts again.
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import NamedTuple
@@ -48,7 +48,7 @@ class NullWindow:
         self._ceiling = Fraction(repr(float(max_allowed_null_pct)))
         self._batches: deque[tuple[int, Mapping[str, int]]] = deque()
         self._survivors = 0
-        self._nulls: Counter[str] = Counter()
+        self._nulls: dict[str, int] = {}
 
     @property
     def survivors(self) -> int:
@@ -61,13 +61,16 @@ class NullWindow:
         A batch without survivors changes nothing and gets ``{}``: nothing to judge."""
         if not survivors:
             return {}
+        window = self._nulls  # Counter's update and subtract loop in Python: plain dict ops
         self._batches.append((survivors, nulls))
         self._survivors += survivors
-        self._nulls.update(nulls)
+        for name, count in nulls.items():
+            window[name] = window.get(name, 0) + count
         while self._survivors - self._batches[0][0] >= self._size:
             old_survivors, old_nulls = self._batches.popleft()
             self._survivors -= old_survivors
-            self._nulls.subtract(old_nulls)
+            for name, count in old_nulls.items():
+                window[name] -= count
         total = self._survivors
         return {
             name: WindowRate(count, total, count * 100.0 / total)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from itertools import compress, repeat
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from stream_validator.config.settings import RouteConfig
@@ -48,7 +48,10 @@ class BatchPlan:
 
     @property
     def violation_counts(self) -> Counter[tuple[str | None, str]]:
-        """(field, kind) -> count over every DLQ entry the plan makes."""
+        """(field, kind) -> count over every DLQ entry the plan makes (the report's own
+        Counter when the plan adds none: read it, never change it)."""
+        if not self.added_violations:
+            return self.report.violation_counts
         return self.report.violation_counts + self.added_violations
 
     @property
@@ -77,8 +80,13 @@ class BatchPlan:
         # 90,000 unique keys cannot make a huge log line or fill /status.
         if violations is None:
             violations = self.violation_counts
-        by_field, fields_left_out = bounded_counts(_by(violations, 0))
-        unknown, unknown_left_out = bounded_names(report.observed_unknown_fields)
+        # Most batches have no violation and no unknown field: nothing to rank or cut.
+        by_field, fields_left_out = bounded_counts(_by(violations, 0)) if violations else ({}, 0)
+        unknown, unknown_left_out = (
+            bounded_names(report.observed_unknown_fields)
+            if report.observed_unknown_fields
+            else ([], 0)
+        )
         unknown_left_out += report.unknown_fields_left_out  # past the verifier's batch cap
         return {
             "event": "batch",
@@ -91,7 +99,7 @@ class BatchPlan:
             "clean_out": clean,
             "dlq_out": dlq,
             "truncated_envelopes": truncated,
-            "violations_by_kind": _by(violations, 1),
+            "violations_by_kind": _by(violations, 1) if violations else {},
             "violations_by_field": by_field,
             "violations_by_field_left_out": fields_left_out,
             # Rule names are declared in the contract (a closed set), never payload-derived.
@@ -191,10 +199,10 @@ class RouteProcessor:
         if rates:
             # The ceiling is judged over the route's last max_records records (nullwindow.py);
             # the report carries the window's rates and breaches (for a full batch: its own).
-            report = replace(
+            report = _with_window(
                 report,
-                null_rates={name: rate.rate for name, rate in rates.items()},
-                null_breach_fields={name: rate.rate for name, rate in breaching.items()},
+                {name: rate.rate for name, rate in rates.items()},
+                {name: rate.rate for name, rate in breaching.items()},
             )
         if report.null_breach_fields:
             action = route.on_null_ceiling_breach
@@ -210,6 +218,11 @@ class RouteProcessor:
             if self.state
             else None
         )
+        unreadable = unreadable_headers or {}
+        # Every record as clean first, then the few DLQ entries in place.
+        outputs = clean_outputs(route.clean_topic, records)
+        if not dlq_violations and not unreadable:
+            return BatchPlan(route.name, report, outputs, action, added, state)
         context = EnvelopeContext(
             route=route.name,
             contract_name=report.contract_name,
@@ -218,9 +231,6 @@ class RouteProcessor:
             validator_version=self._validator_version,
             validated_at=validated_at,
         )
-        unreadable = unreadable_headers or {}
-        # Every record as clean first, then the few DLQ entries in place.
-        outputs = clean_outputs(route.clean_topic, records)
         for index, violations in dlq_violations.items():
             outputs[index] = self.dlq_output(records[index], violations, context)
         if unreadable:
@@ -298,6 +308,26 @@ _key, _value, _headers, _timestamp_ms = (
     for name in ("key", "value", "headers", "timestamp_ms")
 )
 _new_tuple = tuple.__new__
+
+
+# The report's fields in order, read in C: ``dataclasses.replace`` walks them in Python, as
+# much as the rest of planning a batch of five.
+_REPORT_FIELDS = tuple(f.name for f in fields(SchemaContractValidationReport))
+_report_values = attrgetter(*_REPORT_FIELDS)
+_NULL_RATES = _REPORT_FIELDS.index("null_rates")
+_NULL_BREACHES = _REPORT_FIELDS.index("null_breach_fields")
+
+
+def _with_window(
+    report: SchemaContractValidationReport,
+    null_rates: dict[str, float],
+    null_breach_fields: dict[str, float],
+) -> SchemaContractValidationReport:
+    """The report with the null window's rates and breaches (as ``replace`` would make it)."""
+    values = list(_report_values(report))
+    values[_NULL_RATES] = null_rates
+    values[_NULL_BREACHES] = null_breach_fields
+    return SchemaContractValidationReport(*values)
 
 
 def _by(counts: Counter[tuple[str | None, str]], part: int) -> dict[str, int]:

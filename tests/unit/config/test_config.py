@@ -63,7 +63,7 @@ def test_defaults(tmp_path: Path) -> None:
     config = load(tmp_path, minimal())
     assert (config.health_host, config.metrics_host) == ("127.0.0.1", "127.0.0.1")
     assert config.batch_max_records == 500 and config.routes[0].on_null_ceiling_breach == "alert"
-    assert (config.batch_linger_s, config.batch_commit_interval_s) == (0.0, 0.1)
+    assert (config.batch_linger_s, config.batch_commit_interval_s) == (0.005, 0.1)
     assert config.routes[0].max_payload_bytes < config.max_message_bytes
 
 

@@ -34,8 +34,8 @@ def service_config(
     circuit_breaker: Mapping[str, object] | None = None,
     **service: object,
 ) -> ServiceConfig:
-    """One route src -> clean | dlq with the tick contract; tiny backoffs. Commits only on
-    revoke and at shutdown unless ``commit_interval_s`` is short (1e-9: at every poll)."""
+    """One route src -> clean | dlq with the tick contract; tiny backoffs; no linger. Commits
+    only on revoke and at shutdown unless ``commit_interval_s`` is short (1e-9: at every poll)."""
     kafka: dict[str, Any] = {"group_id": GROUP}
     if transactional:
         kafka["transactional_id"] = "svc-0"
@@ -49,6 +49,7 @@ def service_config(
                 "max_records": 10,
                 "timeout_s": 0.01,
                 "commit_interval_s": commit_interval_s,
+                "linger_s": 0.0,  # take what arrived: a linger on the fake would end the run
             },
             "service": {"retry_backoff_s": 0.001, "retry_backoff_max_s": 0.001, **service},
             "metrics": {"enabled": False},

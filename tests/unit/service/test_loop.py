@@ -250,6 +250,30 @@ def test_linger_waits_for_more_after_the_first_record() -> None:
     assert calls[:2] == [(10, 0.0, 3), (7, 0.005, 0)]
 
 
+def test_linger_never_waits_past_a_due_commit() -> None:
+    """While a transaction is open, a batch lingers for more no longer than until the
+    commit is due: a long batch.linger_s must not hold records invisible past the interval."""
+    config = service_config(transactional=True, commit_interval_s=0.2)
+    h = Harness(replace(config, batch_linger_s=5.0))
+    calls = _recorded_consumes(h)
+    h.feed([tick.json(i) for i in range(3)])
+    fed_again: list[bool] = []
+
+    def idle() -> None:  # the first linger finds nothing: the next batch arrives, then stop
+        if fed_again:
+            h.service.stop()
+            return
+        fed_again.append(True)
+        h.feed([tick.json(i) for i in range(3, 6)])
+
+    h.on_idle = idle
+    assert h.run() == ServiceExit.OK
+    lingers = [timeout for max_records, timeout, _ in calls if max_records == 7]
+    assert lingers[0] == 5.0  # nothing open yet: the whole linger
+    assert 0 < lingers[1] <= 0.2  # the first batch's transaction is open
+    assert len(h.topic("clean")) == 6
+
+
 def test_an_open_transaction_is_never_slept_past_its_commit_interval() -> None:
     """While a transaction is open, the wait for records ends when its interval is up, not a
     whole interval after the last look: a quiet feed must not hold records invisible."""

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import replace
 from datetime import datetime, timedelta
 
 from stream_validator.contracts import load_contract
 from stream_validator.records import OutputRecord, SourceRecord
-from stream_validator.service.pipeline import RouteProcessor, clean_outputs
+from stream_validator.service.pipeline import RouteProcessor, _with_window, clean_outputs
 from tests.support.flood import flood_plan
 from tests.support.ticks import TICK_YAML, TickFactory, tick_processor
 
@@ -189,3 +190,23 @@ def test_batch_event_counts_the_plans_outputs(make_tick: TickFactory) -> None:
     assert event["truncated_envelopes"] == 0
     clean = processor().plan(source([make_tick.json(i) for i in range(3)]), validated_at="t")
     assert (clean.event()["clean_out"], clean.event()["dlq_out"]) == (3, 0)
+
+
+def test_window_rates_replace_only_the_null_fields(make_tick: TickFactory) -> None:
+    """The report carrying the null window's rates equals dataclasses.replace of the two
+    fields: every other field is the verifier's, positional construction included."""
+    report = processor().plan(source([make_tick.json(0), b"junk"]), validated_at="t").report
+    rates, breaches = {"bid": 12.5}, {"bid": 12.5}
+    got = _with_window(report, rates, breaches)
+    assert got == replace(report, null_rates=rates, null_breach_fields=breaches)
+    assert got.quarantined_records is report.quarantined_records
+
+
+def test_violation_counts_of_a_plan_adding_none_are_the_reports(make_tick: TickFactory) -> None:
+    """A plan adding no violation counts exactly the verifier's; one adding some, both."""
+    plan = processor().plan(source([b"junk", make_tick.json(1)]), validated_at="t")
+    assert plan.violation_counts == plan.report.violation_counts
+    added = replace(plan, added_violations=Counter({("bid", "null_ceiling_breach"): 2}))
+    assert added.violation_counts == plan.report.violation_counts + Counter(
+        {("bid", "null_ceiling_breach"): 2}
+    )
