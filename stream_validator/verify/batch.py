@@ -93,7 +93,8 @@ class BatchAccumulator:
         self._checks_on = self._checks.active(now)
         self._flagged: Counter[str] = Counter()
         self._flag_fields = verifier._flag_fields
-        self._flagged_fields: Counter[tuple[str, str]] = Counter()
+        # Built on a contract's first flagged field breach (most contracts have none).
+        self._flagged_fields: Counter[tuple[str, str]] | None = None
         self._flagged_records = 0
         self._rule_counts: Counter[str] = Counter()
         # Decided once per contract: can any violation be a flagged one (a field or a rule
@@ -130,7 +131,10 @@ class BatchAccumulator:
             violations, nulls, unknown = self._inspector.inspect(record)
             violations, rules, fields = self._record_checks(record, violations)
             if unknown:
-                self._note_unknown(unknown)
+                if len(self._unknown) + len(unknown) <= MAX_UNKNOWN_NAMES:
+                    self._unknown.update(unknown)  # the common case of _note_unknown, inline
+                else:
+                    self._note_unknown(unknown)
             if violations is not None:
                 return self._quarantine(index, _snapshot(record), violations)
             if rules or fields:
@@ -279,7 +283,10 @@ class BatchAccumulator:
             violations = _duplicate_keys(duplicates) + (violations or [])
         violations, rules, fields = self._record_checks(record, violations)
         if unknown:
-            self._note_unknown(unknown)
+            if len(self._unknown) + len(unknown) <= MAX_UNKNOWN_NAMES:
+                self._unknown.update(unknown)  # the common case of _note_unknown, inline
+            else:
+                self._note_unknown(unknown)
         if violations is not None:
             return self._quarantine(index, payload, violations)
         if rules or fields:
@@ -333,7 +340,10 @@ class BatchAccumulator:
         """Count a valid record's flagged breaches (at least one)."""
         self._flagged_records += 1
         self._flagged.update(rules)
-        self._flagged_fields.update(fields)
+        if fields:
+            if self._flagged_fields is None:
+                self._flagged_fields = Counter()
+            self._flagged_fields.update(fields)
 
     def _log_error(self, where: str, exc: Exception) -> None:
         if not self._error_logged:
@@ -430,7 +440,7 @@ class BatchAccumulator:
         )
 
 
-def _copy(counts: Counter[Any]) -> Counter[Any]:
+def _copy(counts: Counter[Any] | None) -> Counter[Any]:
     """A copy of a batch's counter (an empty one is built without the Mapping check)."""
     return Counter(counts) if counts else Counter()
 
