@@ -315,13 +315,20 @@ class BatchAccumulator:
         flagged = self._flagged_pairs(violations)
         if len(flagged) == len(violations):
             return None, broken, flagged
-        if flagged:  # quarantined: its flagged violations are listed after the others, marked
-            violations = [v for v in violations if not self._is_flagged(v)] + [
-                v.as_flagged() for v in violations if self._is_flagged(v)
-            ]
+        if flagged:
+            violations = self._flagged_last(violations)
         if broken:
             violations = violations + self._checks.flag_violations(record, list(broken))
         return violations, broken, _NONE
+
+    def _flagged_last(self, violations: list[Violation]) -> list[Violation]:
+        """A quarantined record's violations, its flagged ones listed after the others, marked.
+
+        (Its own method: a comprehension reading ``self`` would make ``self`` a cell of
+        ``_record_checks``, built on every call, flags or not.)"""
+        return [v for v in violations if not self._is_flagged(v)] + [
+            v.as_flagged() for v in violations if self._is_flagged(v)
+        ]
 
     def _is_flagged(self, violation: Violation) -> bool:
         name = violation.field
