@@ -62,6 +62,7 @@ class BatchAccumulator:
         "_flagged_records",
         "_inspector",
         "_keep",
+        "_may_flag",
         "_native",
         "_null_counts",
         "_payloads_seen",
@@ -92,9 +93,13 @@ class BatchAccumulator:
         self._checks_on = self._checks.active(now)
         self._flagged: Counter[str] = Counter()
         self._flag_fields = verifier._flag_fields
-        self._flagged_fields: Counter[tuple[str, str]] = Counter()
+        # Built on a contract's first flagged field breach (most contracts have none).
+        self._flagged_fields: Counter[tuple[str, str]] | None = None
         self._flagged_records = 0
         self._rule_counts: Counter[str] = Counter()
+        # Decided once per contract: can any violation be a flagged one (a field or a rule
+        # with action flag)? Without, a quarantined record's violations all count as they are.
+        self._may_flag = bool(self._flag_fields) or verifier._flag_rules
         self._inspector = verifier._inspector
         self._fast_check = verifier._fast_check
         self._native = verifier._native
@@ -126,10 +131,14 @@ class BatchAccumulator:
             violations, nulls, unknown = self._inspector.inspect(record)
             violations, rules, fields = self._record_checks(record, violations)
             if unknown:
-                self._note_unknown(unknown)
+                if len(self._unknown) + len(unknown) <= MAX_UNKNOWN_NAMES:
+                    self._unknown.update(unknown)  # the common case of _note_unknown, inline
+                else:
+                    self._note_unknown(unknown)
             if violations is not None:
                 return self._quarantine(index, _snapshot(record), violations)
-            self._count_flags(rules, fields)
+            if rules or fields:
+                self._count_flags(rules, fields)
             return self._accept(index, record, nulls or ())
         except Exception as exc:  # one record never aborts the batch
             if type(record) is dict:
@@ -274,10 +283,14 @@ class BatchAccumulator:
             violations = _duplicate_keys(duplicates) + (violations or [])
         violations, rules, fields = self._record_checks(record, violations)
         if unknown:
-            self._note_unknown(unknown)
+            if len(self._unknown) + len(unknown) <= MAX_UNKNOWN_NAMES:
+                self._unknown.update(unknown)  # the common case of _note_unknown, inline
+            else:
+                self._note_unknown(unknown)
         if violations is not None:
             return self._quarantine(index, payload, violations)
-        self._count_flags(rules, fields)
+        if rules or fields:
+            self._count_flags(rules, fields)
         # A valid payload is kept as bytes: valid_records decodes it again on access.
         return self._accept(index, payload, nulls)
 
@@ -287,23 +300,35 @@ class BatchAccumulator:
         """The rules and skew windows, on the fields that passed their own checks, then the
         flags: (violations, None when only flagged ones; the flag rules broken; the
         flagged (field, kind) pairs, when the record is valid)."""
-        rules: Sequence[str] = _NONE
-        if self._checks_on:
+        if not self._flag_fields:  # the common contract: no field's violation is flagged
+            if not self._checks_on:
+                return violations, _NONE, _NONE
             violations, rules = self._checks.check(record, violations, self._bounds)
+            if rules and violations is not None:
+                violations = violations + self._checks.flag_violations(record, list(rules))
+            return violations, rules, _NONE
+        broken: Sequence[str] = _NONE
+        if self._checks_on:
+            violations, broken = self._checks.check(record, violations, self._bounds)
         if violations is None:
-            return None, rules, _NONE
-        flagged: Sequence[tuple[str, str]] = _NONE
-        if self._flag_fields:
-            flagged = self._flagged_pairs(violations)
-            if len(flagged) == len(violations):
-                return None, rules, flagged
-        if flagged:  # quarantined: its flagged violations are listed after the others, marked
-            violations = [v for v in violations if not self._is_flagged(v)] + [
-                v.as_flagged() for v in violations if self._is_flagged(v)
-            ]
-        if rules:
-            violations = violations + self._checks.flag_violations(record, list(rules))
-        return violations, rules, _NONE
+            return None, broken, _NONE
+        flagged = self._flagged_pairs(violations)
+        if len(flagged) == len(violations):
+            return None, broken, flagged
+        if flagged:
+            violations = self._flagged_last(violations)
+        if broken:
+            violations = violations + self._checks.flag_violations(record, list(broken))
+        return violations, broken, _NONE
+
+    def _flagged_last(self, violations: list[Violation]) -> list[Violation]:
+        """A quarantined record's violations, its flagged ones listed after the others, marked.
+
+        (Its own method: a comprehension reading ``self`` would make ``self`` a cell of
+        ``_record_checks``, built on every call, flags or not.)"""
+        return [v for v in violations if not self._is_flagged(v)] + [
+            v.as_flagged() for v in violations if self._is_flagged(v)
+        ]
 
     def _is_flagged(self, violation: Violation) -> bool:
         name = violation.field
@@ -319,10 +344,12 @@ class BatchAccumulator:
         return [(metric_path(str(v.field)), str(v.kind)) for v in violations if self._is_flagged(v)]
 
     def _count_flags(self, rules: Sequence[str], fields: Sequence[tuple[str, str]]) -> None:
-        """Count a valid record's flagged breaches."""
-        if rules or fields:
-            self._flagged_records += 1
-            self._flagged.update(rules)
+        """Count a valid record's flagged breaches (at least one)."""
+        self._flagged_records += 1
+        self._flagged.update(rules)
+        if fields:
+            if self._flagged_fields is None:
+                self._flagged_fields = Counter()
             self._flagged_fields.update(fields)
 
     def _log_error(self, where: str, exc: Exception) -> None:
@@ -370,7 +397,7 @@ class BatchAccumulator:
             if violation.rule is not None:
                 self._rule_counts[violation.rule] += 1
         else:
-            kept = [v for v in violations if not v.flagged]
+            kept = [v for v in violations if not v.flagged] if self._may_flag else violations
             counts.update([(v.field, str(v.kind)) for v in kept])
             self._rule_counts.update([v.rule for v in kept if v.rule is not None])
         if self._keep:
@@ -413,11 +440,16 @@ class BatchAccumulator:
             null_counts=dict(zip(self._inspector.nullable_names, self._null_counts, strict=True)),
             valid_count=self._valid_count,
             quarantined_count=self._quarantined_count,
-            flagged_counts=Counter(self._flagged),
-            flagged_field_counts=Counter(self._flagged_fields),
+            flagged_counts=_copy(self._flagged),
+            flagged_field_counts=_copy(self._flagged_fields),
             flagged_records=self._flagged_records,
-            rule_violation_counts=Counter(self._rule_counts),
+            rule_violation_counts=_copy(self._rule_counts),
         )
+
+
+def _copy(counts: Counter[Any] | None) -> Counter[Any]:
+    """A copy of a batch's counter (an empty one is built without the Mapping check)."""
+    return Counter(counts) if counts else Counter()
 
 
 def _not_a_mapping(value: object) -> Violation:

@@ -37,6 +37,7 @@ class DataSchemaContractVerifier:
         "_checks",
         "_fast_check",
         "_flag_fields",
+        "_flag_rules",
         "_inspector",
         "_native",
         "_non_finite",
@@ -70,6 +71,7 @@ class DataSchemaContractVerifier:
         self._flag_fields = frozenset(
             spec.name for spec in contract.fields if spec.action == RuleAction.FLAG
         )
+        self._flag_rules = any(spec.action == RuleAction.FLAG for spec in contract.rules)
         self._fast_check = compile_fast_check(contract)
         # fast_path=False: the full rules only (the reference in the differential test).
         self._native: NativeCheck | None = None
