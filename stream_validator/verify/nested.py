@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping
-from datetime import datetime
 from typing import Any, Final
 
 from stream_validator.contracts.model import (
@@ -38,26 +37,14 @@ from stream_validator.verify.render import key_name, show_name
 from stream_validator.verify.report import MAX_NAMED_VIOLATIONS, Violation, ViolationKind
 from stream_validator.verify.rules import (
     _MISSING,
+    CLEAN_NS,
     Inspection,
     RecordInspector,
-    _aware,
     _check_field,
     _clean,
     _compile,
-    _is_aware_iso_datetime,
-    _is_iso_datetime,
     _Rule,
 )
-
-_CLEAN_NS: Final = {
-    "float_": float,
-    "int_": int,
-    "str_": str,
-    "datetime_": datetime,
-    "iso": _is_iso_datetime,
-    "iso_tz": _is_aware_iso_datetime,
-    "aware": _aware,
-}
 
 
 class _Found:
@@ -145,7 +132,7 @@ class _Node:
             self.clean = _is_array
             self.walk = self._walk_array
         else:
-            ns = dict(_CLEAN_NS, lo0=spec.min_value, hi0=spec.max_value)
+            ns = dict(CLEAN_NS, lo0=spec.min_value, hi0=spec.max_value)
             if self.rule.values is not None:
                 ns["ok0"] = self.rule.values.accepts
             # The rules' own clean test (rules._clean): its source holds no contract data,

@@ -314,14 +314,8 @@ def _compile_inspect(
         "MISSING": _MISSING,
         "check": _check_field,
         "unknown": unknown,
-        "float_": float,
-        "int_": int,
-        "str_": str,
-        "datetime_": datetime,
-        "iso": _is_iso_datetime,
-        "iso_tz": _is_aware_iso_datetime,
-        "aware": _aware,
         "len_": len,
+        **CLEAN_NS,
     }
     lines = [
         "def inspect(record):",
@@ -372,3 +366,15 @@ def _mismatch(
         ViolationKind.TYPE_MISMATCH,
         f"field {name!r}: expected {label}, got {type_label(value)} {show(value)}",
     )
+
+
+#: The names a generated value test reads (``_clean``'s source): types and datetime checks.
+CLEAN_NS: Final[Mapping[str, Any]] = {
+    "float_": float,
+    "int_": int,
+    "str_": str,
+    "datetime_": datetime,
+    "iso": _is_iso_datetime,
+    "iso_tz": _is_aware_iso_datetime,
+    "aware": _aware,
+}

@@ -4,9 +4,7 @@ names, memory and time, with counts of what was left out."""
 from __future__ import annotations
 
 import dataclasses
-import time
 import tracemalloc
-from collections.abc import Callable
 
 import pytest
 
@@ -17,6 +15,7 @@ from stream_validator.verify.report import (
     MAX_UNKNOWN_NAMES,
 )
 from tests.support.ticks import TICK_YAML, tick
+from tests.support.timing import best_time
 
 KEYS = 50_000
 
@@ -35,16 +34,6 @@ def repeated(keys: int) -> bytes:
     """A valid tick plus ``keys`` distinct keys, each written twice."""
     extra = b"".join(b',"d%d":1,"d%d":1' % (j, j) for j in range(keys))
     return tick.json(0)[:-1] + extra + b"}"
-
-
-def best_time(run: Callable[[], object], repeat: int = 5) -> float:
-    """The least CPU time of ``repeat`` runs (CPU time: other processes do not count)."""
-    times = []
-    for _ in range(repeat):
-        start = time.process_time()
-        run()
-        times.append(time.process_time() - start)
-    return min(times)
 
 
 def test_forbidden_unknown_keys_are_named_up_to_the_cap_then_counted() -> None:

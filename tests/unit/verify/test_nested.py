@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import time
-from collections.abc import Callable
 from datetime import datetime
 
 import orjson
@@ -14,6 +12,7 @@ from stream_validator import DataSchemaContractVerifier, FieldSpec, RuleSpec, Sc
 from stream_validator.contracts.model import DEFAULT_MAX_ITEMS, MAX_NESTING_DEPTH
 from stream_validator.verify.recordchecks import PathView
 from stream_validator.verify.report import MAX_NAMED_VIOLATIONS, SchemaContractValidationReport
+from tests.support.timing import best_time
 
 LEVEL = FieldSpec(
     "level",
@@ -124,16 +123,6 @@ def test_item_violations_are_capped_per_field() -> None:
     last = record.violations[-1]
     assert (last.field, str(last.kind)) == ("levels", "below_min")
     assert f"and {1000 - MAX_NAMED_VIOLATIONS} more violations in 'levels'" in last.message
-
-
-def best_time(run: Callable[[], object], repeat: int = 3) -> float:
-    """The least CPU time of ``repeat`` runs (other processes do not count)."""
-    times = []
-    for _ in range(repeat):
-        start = time.process_time()
-        run()
-        times.append(time.process_time() - start)
-    return min(times)
 
 
 def test_a_hostile_array_costs_time_linear_in_its_items() -> None:
