@@ -26,7 +26,8 @@ Version 1 fields (see README, "DLQ records")::
 
 The DLQ record's key is the original key and its headers are the ``sv.dlq.*`` headers
 (source coordinates, contract, first violation kind, replay count), so tools can filter
-without parsing.
+without parsing; with ``dlq.connect_headers`` also Kafka Connect's ``__connect.errors.*``
+(``stream_validator.dlq.connect``), in either form.
 
 **Headers form** (``sv.dlq.format: headers``, Kafka Connect's convention): when the
 envelope would not fit but the original record does, the DLQ record is the original
@@ -49,6 +50,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from stream_validator.codec import encode_json, payload_to_text
+from stream_validator.dlq import connect
 from stream_validator.dlq.budget import FRAMING_BYTES, fit_text, headers_size, record_fits
 from stream_validator.dlq.headers_form import build_headers_form
 from stream_validator.dlq.records import (
@@ -118,13 +120,17 @@ def build_dlq_record(
     *,
     max_bytes: int,
     extra_headers: Headers | None = None,
+    connect_headers: bool = False,
 ) -> DlqRecord:
     """The DLQ record (envelope form, else headers form, else truncated envelope).
 
-    ``extra_headers`` (e.g. a replay's ``sv.replay.*``) are appended and budgeted too.
+    ``extra_headers`` (e.g. a replay's ``sv.replay.*``) are appended and budgeted too, then,
+    with ``connect_headers``, Kafka Connect's ``__connect.errors.*`` (``dlq.connect``).
     """
     budget = max_bytes - FRAMING_BYTES
     extra = list(extra_headers or [])
+    if connect_headers:
+        extra += connect.connect_headers(record, violations, context)
     headers = dlq_headers(record, violations, context, "envelope") + extra
     document = envelope_document(record, violations, context)
     value = encode_json(document)

@@ -309,6 +309,8 @@ class OutputContext:
     contract_version: str
     validator_version: str
     max_message_bytes: int
+    #: Requeued envelopes also carry Kafka Connect's ``__connect.errors.*`` headers.
+    connect_headers: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -374,6 +376,7 @@ def build_output(decision: Decision, context: OutputContext) -> ReplayOutput | N
             envelope_context,
             max_bytes=context.max_message_bytes,
             extra_headers=replay_headers(decision.record, context, count),
+            connect_headers=context.connect_headers,
         )
         return ReplayOutput(
             "requeue",
