@@ -77,17 +77,21 @@ def member_comments(cls: type[enum.IntEnum]) -> dict[str, str]:
 
 
 def exit_code_table(enum_name: str) -> str:
-    """The Markdown table of one exit-code enum; every member must carry a comment."""
+    """The Markdown table of the exit-code enum of errors.py named ``enum_name``."""
     enums = exit_code_enums()
     if enum_name not in enums:
         raise DocsTableError(f"no exit-code enum {enum_name!r} in errors.py: {sorted(enums)}")
-    cls = enums[enum_name]
+    return enum_table(enums[enum_name])
+
+
+def enum_table(cls: type[enum.IntEnum]) -> str:
+    """The Markdown table of one exit-code enum; every member must carry a comment."""
     comments = member_comments(cls)
     missing = [m.name for m in cls if m.name not in comments]
     if missing:
-        raise DocsTableError(f"errors.{enum_name}: members without a comment: {missing}")
+        raise DocsTableError(f"errors.{cls.__name__}: members without a comment: {missing}")
     rows = [f"| {m.value} | `{m.name}` | {comments[m.name]} |" for m in cls]
-    header = f"Exit codes (`{enum_name}` in `stream_validator/errors.py`):\n\n"
+    header = f"Exit codes (`{cls.__name__}` in `stream_validator/errors.py`):\n\n"
     return header + "| code | name | meaning |\n|---:|---|---|\n" + "\n".join(rows) + "\n"
 
 
@@ -217,8 +221,10 @@ def config_keys() -> dict[str, tuple[str, str]]:
             keys[f"{section}.{field.name}"] = (_type_text(field.type), default)
     breaker = _dataclass_defaults(BreakerSpec)
     for f in fields(BreakerSpec):
-        kind = " \\| ".join(f"`{a.value}`" for a in BreakerAction) if f.name == "action" else (
-            str(f.type).replace(" | None", " or null")
+        kind = (
+            " \\| ".join(f"`{a.value}`" for a in BreakerAction)
+            if f.name == "action"
+            else (str(f.type).replace(" | None", " or null"))
         )
         keys[f"routes[].circuit_breaker.{f.name}"] = (kind, _default_text(breaker[f.name]))
     return keys
@@ -302,7 +308,7 @@ def metrics_table(block: str) -> str:
     rows = []
     for name, meaning in meanings.items():
         kind, labels = registered[name]
-        label_text = ", ".join(f"`{label}`" for label in labels) or "–"
+        label_text = ", ".join(f"`{label}`" for label in labels) or "none"
         rows.append(f"| `{name}` | {kind} | {label_text} | {meaning} |")
     return "| metric | type | labels | meaning |\n|---|---|---|---|\n" + "\n".join(rows) + "\n"
 
@@ -359,7 +365,8 @@ def _layout_lines(directory: Path, depth: int) -> Iterator[str]:
 def package_layout(_: str = "") -> str:
     """Every package and module of stream_validator with the first paragraph of its
     docstring."""
-    return "\n".join(_layout_lines(PACKAGE, 0)) + "\n"
+    root = f"- `__init__.py` {_summary(PACKAGE / '__init__.py')}"
+    return "\n".join([root, *_layout_lines(PACKAGE, 0)]) + "\n"
 
 
 # --- the hook ------------------------------------------------------------------------------
