@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -22,3 +23,11 @@ def test_the_version_is_not_written_in_the_package() -> None:
     source = (ROOT / "stream_validator" / "__init__.py").read_text(encoding="utf-8")
     assert 'metadata.version("stream-validator")' in source
     assert f'"{stream_validator.__version__}"' not in source
+
+
+def test_the_image_builds_with_pyprojects_version_by_default() -> None:
+    """The Dockerfile's default VERSION build argument (its OCI version label) is not a
+    second version that could drift."""
+    dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+    (default,) = re.findall(r"^ARG VERSION=(\S+)$", dockerfile, re.MULTILINE)
+    assert default == stream_validator.__version__
