@@ -5,8 +5,8 @@ re-exported here, so this module is the one API of the replay core.
 
 No Kafka here. The shell (``stream_validator.cli.replay``) reads DLQ records as
 ``SourceRecord``\\ s, asks a ``ReplayPlanner`` for one ``Decision`` per record, turns
-decisions into ``ReplayOutput``\\ s with ``build_output`` and produces them; see that
-module for the idempotence design (replay consumer groups, transactions, ``Coverage``).
+decisions into ``ReplayOutput``\\ s with ``build_output`` and produces them; the idempotence
+design (replay consumer groups, transactions, ``Coverage``) is in docs/replay.md.
 
 Outcomes, in the order they are checked:
 
