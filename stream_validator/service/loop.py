@@ -26,14 +26,14 @@ from stream_validator.errors import FatalTransactionError, KafkaClientError, Ser
 from stream_validator.kafka.clients import ServiceClients
 from stream_validator.kafka.ports import ClientFactory, Consumed, Consumer
 from stream_validator.records import SourceRecord, TopicPartitionKey
-from stream_validator.service.breakers import RouteBreakers
-from stream_validator.service.callbacks import ClientCallbacks
-from stream_validator.service.commit import BatchOffsets, Committer, Outcome, Status
-from stream_validator.service.pipeline import BatchPlan, RouteProcessor
-from stream_validator.service.readiness import Readiness
-from stream_validator.service.reporting import BatchReporter
-from stream_validator.service.setup import build_committer
-from stream_validator.service.state import ServiceHooks, ServiceState
+from stream_validator.service.breaker.routes import RouteBreakers
+from stream_validator.service.consume.callbacks import ClientCallbacks
+from stream_validator.service.consume.readiness import Readiness
+from stream_validator.service.delivery.build import build_committer
+from stream_validator.service.delivery.committer import BatchOffsets, Committer, Outcome, Status
+from stream_validator.service.plan.planner import BatchPlan, RouteProcessor
+from stream_validator.service.report.reporter import BatchReporter
+from stream_validator.service.report.state import ServiceHooks, ServiceState
 
 log = logging.getLogger("stream_validator.service")
 

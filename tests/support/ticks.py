@@ -19,7 +19,7 @@ import pytest
 from stream_validator import DataSchemaContractVerifier, FieldSpec, SchemaContract
 from stream_validator.config.settings import RouteConfig
 from stream_validator.contracts import load_contract
-from stream_validator.service.pipeline import RouteProcessor
+from stream_validator.service.plan.planner import RouteProcessor
 
 TICK_YAML = Path(__file__).resolve().parents[2] / "config" / "contracts" / "tick.yaml"
 

@@ -1,0 +1,235 @@
+"""The at-least-once committer, pipelined: outputs in flight while the next batches are read.
+
+``submit`` sends a batch's outputs and returns at once; each batch is a ``Flight`` that
+counts its acknowledgements. Batches finish in the order they were consumed: a complete
+one at the head of the queue is reported and its offsets become committable. Every
+``batch.commit_interval_s`` the offsets that moved are committed asynchronously (and every
+``CONFIRM_INTERVAL_S`` those once more, synchronously, since an asynchronous commit's failure
+reports nowhere); on revoke and at shutdown the committer waits for the outputs in flight and
+commits synchronously.
+So no offset is ever committed before every output (clean and DLQ) of every record below
+it was acknowledged.
+
+A failed output: the producer is drained (flushed), the batches complete before the failed
+one are reported and committable, and the failed batch and every later one are abandoned,
+never committed: each of their partitions is read again from its first offset not
+committed (outputs that landed are produced again: duplicates, never gaps; each key's
+outputs go out again in source order). A record refused for good switches to one batch at
+a time (``outputs.OutputStage``: suspects produced alone, flushed) until that batch is
+delivered.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from stream_validator.errors import KafkaClientError
+from stream_validator.kafka.ports import Consumer, Producer
+from stream_validator.records import TopicPartitionKey
+from stream_validator.service.delivery.accounting import OutputStage
+from stream_validator.service.delivery.committer import (
+    BaseCommitter,
+    Outcome,
+    Status,
+    wait_for_commit,
+)
+from stream_validator.service.delivery.flight import BatchOffsets, Flight
+from stream_validator.service.delivery.rejections import Rejections
+from stream_validator.service.plan.planner import BatchPlan
+
+log = logging.getLogger("stream_validator.service")
+
+#: How often offsets committed only asynchronously are committed again, synchronously. An
+#: asynchronous commit that fails (e.g. during a cooperative rebalance) reports nowhere the
+#: service looks; without this its partition's committed offset would stay behind until
+#: the next revoke or shutdown (lag shown wrongly, and a restart re-reads more than needed).
+CONFIRM_INTERVAL_S = 5.0
+
+
+class AtLeastOnce(BaseCommitter):
+    """Pipelined delivery; commits what was acknowledged, asynchronously on an interval."""
+
+    def __init__(
+        self,
+        consumer: Consumer,
+        producer: Producer,
+        stage: OutputStage,
+        rejections: Rejections,
+        *,
+        on_commit: Callable[[], None],
+        safe: Callable[[object], str],
+        interval_s: float,
+        flush_timeout_s: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(consumer, stage, rejections, on_commit=on_commit, safe=safe)
+        self._producer = producer
+        self._interval_s = interval_s
+        self._flush_timeout_s = flush_timeout_s
+        self._clock = clock
+        self._flights: deque[Flight] = deque()
+        self._positions: dict[TopicPartitionKey, int] = {}  # delivered: may be committed
+        self._sent: dict[TopicPartitionKey, int] = {}  # the last commit issued
+        self._confirmed: dict[TopicPartitionKey, int] = {}  # the last commit known to succeed
+        self._last_commit = self._last_confirm = clock()
+
+    @property
+    def producer(self) -> Producer:
+        """The producer."""
+        return self._producer
+
+    @property
+    def busy(self) -> bool:
+        """Outputs in flight, or delivered offsets not committed yet."""
+        return bool(self._flights) or self._positions != self._sent
+
+    @property
+    def due_in_s(self) -> float:
+        """Until the interval's asynchronous commit."""
+        interval = self._interval_s
+        return wait_for_commit(self._last_commit + interval, self._clock(), interval)
+
+    @property
+    def in_flight(self) -> int:
+        """The records of the batches not reported yet (complete ones behind an incomplete
+        one included: they are not committable either)."""
+        return sum(len(flight.outputs) for flight in self._flights)
+
+    def make_room(self, timeout_s: float) -> None:
+        """Serve acknowledgements, waiting up to ``timeout_s`` for the first."""
+        self._producer.poll(timeout_s)
+
+    def start(self) -> bool:
+        """Nothing to prepare."""
+        return True
+
+    def submit(self, plans: Sequence[BatchPlan], offsets: BatchOffsets) -> list[Outcome]:
+        """Send the batch's outputs; the outcomes of the batches finished meanwhile."""
+        if self._rejections.pending:
+            return self._submit_alone(plans, offsets)
+        flight = self._launch(self._producer, plans, offsets, time.perf_counter())
+        self._flights.append(flight)
+        return self.poll()
+
+    def poll(self) -> list[Outcome]:
+        """Serve acknowledgements; report finished batches; commit when the interval is up."""
+        self._producer.poll(0)
+        outcomes = self._take_ready() + self._collect(drained=False)
+        now = self._clock()
+        if now - self._last_commit >= self._interval_s:
+            self._commit("interval", asynchronous=True)
+        if now - self._last_confirm >= CONFIRM_INTERVAL_S and self._sent != self._confirmed:
+            self._last_confirm = now
+            self._commit("confirm", asynchronous=False)
+        return outcomes
+
+    def commit_pending(self, reason: str) -> None:
+        """Wait for the outputs in flight, then commit every delivered offset synchronously."""
+        self._ready += self._drain()
+        self._commit(reason, asynchronous=False)
+
+    def drop(self, keys: Sequence[TopicPartitionKey]) -> None:
+        """Never commit for partitions another member owns now."""
+        for key in keys:
+            self._positions.pop(key, None)
+            self._sent.pop(key, None)
+            self._confirmed.pop(key, None)
+            for flight in self._flights:
+                flight.offsets.first.pop(key, None)
+                flight.offsets.after.pop(key, None)
+        super().drop(keys)
+
+    def finish(self) -> list[Outcome]:
+        """Wait for the outputs in flight and commit what was delivered, synchronously."""
+        outcomes = self._take_ready() + self._drain()
+        self._commit("shutdown", asynchronous=False)
+        return outcomes
+
+    # --- internals ----------------------------------------------------------------------
+
+    def _take_ready(self) -> list[Outcome]:
+        ready, self._ready = self._ready, []
+        return ready
+
+    def _collect(self, *, drained: bool) -> list[Outcome]:
+        """Report the complete flights at the head; after a failure drain, then abandon the
+        failed flight and every later one (``drained``: whatever is still unanswered too)."""
+        flights = self._flights
+        outcomes: list[Outcome] = []
+        acked_at: float | None = None
+        while flights and flights[0].complete:
+            acked_at = acked_at or time.time()
+            outcomes.append(self._delivered(flights.popleft(), acked_at))
+        if not flights:
+            return outcomes
+        if not drained and any(flight.failed for flight in flights):
+            return outcomes + self._drain()
+        if drained:
+            abandoned = list(flights)
+            flights.clear()
+            outcomes.append(self._abandon(abandoned))
+        return outcomes
+
+    def _drain(self) -> list[Outcome]:
+        """Wait (up to the flush timeout) for every output in flight, then sort them out."""
+        if self._flights:
+            try:
+                self._producer.flush(self._flush_timeout_s)
+            except KafkaClientError as exc:  # a fatal producer error: nothing more will land
+                log.warning("flush failed", extra={"error": self._safe(exc)})
+        return self._collect(drained=True)
+
+    def _delivered(self, flight: Flight, acked_at: float) -> Outcome:
+        after = flight.offsets.after
+        self._positions.update(after)
+        if self._rejections.pending:
+            self._rejections.forget(after)
+        duration = time.perf_counter() - flight.started
+        return Outcome(
+            Status.DELIVERED, flight.delivered(acked_at), committed=after, duration_s=duration
+        )
+
+    def _submit_alone(self, plans: Sequence[BatchPlan], offsets: BatchOffsets) -> list[Outcome]:
+        """Refused records are being isolated: one batch at a time, flushed (rare)."""
+        outcomes = self._take_ready() + self._drain()
+        if outcomes and outcomes[-1].status is not Status.DELIVERED:
+            # This batch was read after the failed one: it is read again too.
+            failed = outcomes[-1]
+            return [*outcomes[:-1], replace(failed, rewind={**offsets.first, **failed.rewind})]
+        started = time.perf_counter()
+        sent = self._send(self._producer, plans)
+        if not sent.complete:
+            return [*outcomes, self._not_delivered(sent, offsets)]
+        self._rejections.forget(offsets.after)
+        self._positions.update(offsets.after)
+        duration = time.perf_counter() - started
+        delivered = Outcome(
+            Status.DELIVERED, sent.routes, committed=offsets.after, duration_s=duration
+        )
+        return [*outcomes, delivered]
+
+    def _commit(self, reason: str, *, asynchronous: bool) -> None:
+        """Commit the delivered offsets: those that moved (asynchronous), or all of them."""
+        self._last_commit = self._clock()
+        # A synchronous commit repeats what was only committed asynchronously (its failure
+        # would go unseen).
+        known = self._sent if asynchronous else self._confirmed
+        offsets = {k: v for k, v in self._positions.items() if known.get(k) != v}
+        if not offsets:
+            return
+        try:
+            self._consumer.commit(dict(sorted(offsets.items())), asynchronous=asynchronous)
+        except KafkaClientError as exc:
+            log.warning(
+                "commit failed; will retry at the next commit",
+                extra={"reason": reason, "error": self._safe(exc)},
+            )
+            return
+        self._sent.update(offsets)
+        if not asynchronous:
+            self._confirmed.update(offsets)
+        self._on_commit()

@@ -1,0 +1,101 @@
+"""Building the service's committer from its config: at-least-once, or transactional with
+``kafka.transactional_id``."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from datetime import datetime
+
+from stream_validator.config.settings import ServiceConfig
+from stream_validator.errors import KafkaErrorInfo
+from stream_validator.kafka.ports import ClientFactory, Consumer, Producer
+from stream_validator.kafka.transactions import Transactions
+from stream_validator.service.consume.callbacks import ClientCallbacks
+from stream_validator.service.delivery.accounting import OutputStage
+from stream_validator.service.delivery.atleastonce import AtLeastOnce
+from stream_validator.service.delivery.committer import Committer
+from stream_validator.service.delivery.rejections import Rejections
+from stream_validator.service.delivery.replacements import Replacements
+from stream_validator.service.delivery.transactional import Recovery, Transactional
+from stream_validator.service.plan.planner import RouteProcessor
+
+
+def flush_timeout(config: ServiceConfig) -> float:
+    """How long to wait for acknowledgements: the producer's message timeout, plus 5 s."""
+    return config.kafka.message_timeout_ms / 1000.0 + 5.0
+
+
+def build_committer(
+    config: ServiceConfig,
+    clients: ClientFactory,
+    consumer: Consumer,
+    processors: Mapping[str, RouteProcessor],
+    *,
+    callbacks: ClientCallbacks,
+    stop: threading.Event,
+    on_commit: Callable[[], None],
+    heartbeat: Callable[[], None],
+    note_error: Callable[[str], None],
+    safe: Callable[[object], str],
+    clock: Callable[[], datetime],
+) -> Committer:
+    """The committer the config asks for, with its producer(s) and output stage."""
+    rejections = Rejections()
+    replacements = Replacements(
+        processors,
+        rejections,
+        consumer_group=config.kafka.group_id,
+        max_message_bytes=config.max_message_bytes,
+        clock=clock,
+    )
+    stage = OutputStage(replacements, rejections, timeout_s=flush_timeout(config), clock=time.time)
+    if not config.kafka.transactional_id:
+        producer = clients.producer(on_error=callbacks.on_error)
+        return AtLeastOnce(
+            consumer,
+            producer,
+            stage,
+            rejections,
+            on_commit=on_commit,
+            safe=safe,
+            interval_s=config.batch_commit_interval_s,
+            flush_timeout_s=flush_timeout(config),
+        )
+    generation = 0
+
+    def new_producer() -> Producer:
+        """A producer whose errors count only while it is the current one."""
+        nonlocal generation
+        generation += 1
+        mine = generation
+
+        def on_error(error: KafkaErrorInfo) -> None:
+            if mine == generation:
+                # A transactional producer's fatal errors surface in its transactional
+                # calls, which decide between replacing it and stopping.
+                callbacks.on_error(error, fatal_stops=False)
+
+        return clients.producer(on_error=on_error)
+
+    recovery = Recovery(
+        stop,
+        config.retry_backoff_s,
+        config.retry_backoff_max_s,
+        config.startup_check_timeout_s,
+        heartbeat,
+        note_error,
+    )
+    transactions = Transactions(new_producer, consumer.group_metadata, flush_timeout(config))
+    return Transactional(
+        consumer,
+        transactions,
+        stage,
+        rejections,
+        recovery,
+        on_commit=on_commit,
+        safe=safe,
+        interval_s=config.batch_commit_interval_s,
+        flush_timeout_s=flush_timeout(config),
+    )

@@ -1,0 +1,278 @@
+"""The committer: owns produce -> acknowledgement -> offset commit for the service.
+
+One interface (``Committer.submit(plans, offsets) -> [Outcome]``), two implementations:
+
+* ``AtLeastOnce`` (``atleastonce.py``) pipelines: it sends a batch's outputs and returns at
+  once, and commits asynchronously, every ``batch.commit_interval_s``, per partition the
+  offset below which every batch was completely acknowledged.
+* ``Transactional`` (``transactional.py``) sends the batches of one commit interval inside
+  one Kafka transaction whose offsets commit with the outputs (``kafka.transactions``).
+
+Both learn from record-level refusals (``rejections.py``): the batches are re-read at once,
+suspects produced alone (one batch at a time, flushed, until they are committed), and a DLQ
+entry refused alone halts the service. An ``Outcome`` says exactly what one batch delivered
+to clean and DLQ per route, or what failed and where the consumer must rewind to; the loop
+reports from it and from nothing else.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from stream_validator.kafka.io import send_all
+from stream_validator.kafka.ports import Consumer, Producer
+from stream_validator.records import OutputRecord, SourceRecord, TopicPartitionKey
+from stream_validator.service.delivery.accounting import OutputStage, RouteDelivery, Sent
+from stream_validator.service.delivery.flight import BatchOffsets, Flight, merged_rewind
+from stream_validator.service.delivery.rejections import Rejection, Rejections
+from stream_validator.service.plan.planner import BatchPlan
+
+__all__ = ["AckedOffsets", "BaseCommitter", "BatchOffsets", "Committer", "Outcome", "Status"]
+
+log = logging.getLogger("stream_validator.service")
+
+
+class Status(enum.Enum):
+    """What became of a submitted batch."""
+
+    DELIVERED = "delivered"  # every output acknowledged; offsets committed (or pending a retry)
+    FAILED = "failed"  # nothing committed: rewind and retry after a backoff
+    REREAD = "reread"  # refused records learnt: rewind and re-read at once
+    HALTED = "halted"  # a record cannot be delivered anywhere without loss
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What became of one batch (FAILED, REREAD, HALTED: of it and every batch after it).
+    ``routes`` is filled only when DELIVERED."""
+
+    status: Status
+    routes: list[RouteDelivery] = field(default_factory=list)
+    # One past the batch per partition: committed with it (exactly-once), or committable from
+    # now on and committed at the next interval (at-least-once).
+    committed: dict[TopicPartitionKey, int] = field(default_factory=dict)
+    rewind: dict[TopicPartitionKey, int] = field(default_factory=dict)
+    reason: str | None = None
+    failed: list[tuple[str, str, str]] = field(default_factory=list)  # (route, kind, reason)
+    refused: int = 0
+    duration_s: float = 0.0  # from submit to the last acknowledgement
+
+
+#: The shortest wait for records while a commit is due: the loop never spins.
+MIN_WAIT_S = 0.001
+
+
+def wait_for_commit(due_at: float, now: float, interval_s: float) -> float:
+    """How long the loop may wait for records before a commit due at ``due_at``: what is
+    left, but never less than MIN_WAIT_S (or the interval, when that is shorter)."""
+    return max(due_at - now, min(interval_s, MIN_WAIT_S))
+
+
+class Committer(Protocol):
+    """Delivers batches and commits their offsets (at-least-once or transactional)."""
+
+    @property
+    def producer(self) -> Producer:
+        """The producer in use (it changes when a transactional one is replaced)."""
+
+    def start(self) -> bool:
+        """Prepare to deliver (register the transactional id); False if stopped first."""
+
+    @property
+    def busy(self) -> bool:
+        """Outputs are in flight or offsets wait for their commit: poll() again soon."""
+
+    @property
+    def due_in_s(self) -> float:
+        """Seconds until the next commit is due (``wait_for_commit``); while busy, the loop
+        waits no longer than this for records, so a quiet feed never delays a commit."""
+
+    @property
+    def in_flight(self) -> int:
+        """Records submitted and not delivered yet (``batch.max_in_flight_records`` bounds
+        them): outputs awaiting acknowledgement, or in the open transaction."""
+
+    def make_room(self, timeout_s: float) -> None:
+        """The window is full: wait up to ``timeout_s`` for acknowledgements (or commit
+        the open transaction now); the outcomes come with the next poll."""
+
+    def submit(self, plans: Sequence[BatchPlan], offsets: BatchOffsets) -> list[Outcome]:
+        """Send the plans' outputs; the outcomes of the batches finished meanwhile."""
+
+    def poll(self) -> list[Outcome]:
+        """Serve acknowledgements, commit when the interval is up; the finished batches."""
+
+    def commit_pending(self, reason: str) -> None:
+        """Partitions are revoked: wait for the outputs in flight and commit synchronously
+        what was acknowledged (the outcomes come with the next poll)."""
+
+    def drop(self, keys: Sequence[TopicPartitionKey]) -> None:
+        """Forget partitions this member no longer owns (never commit for them)."""
+
+    def finish(self) -> list[Outcome]:
+        """Before the consumer closes: wait for the outputs in flight, commit what was
+        delivered; the outcomes of the batches finished meanwhile."""
+
+
+class AckedOffsets:
+    """Per partition, the offset below which every source record's output was acknowledged."""
+
+    def __init__(self) -> None:
+        self._pending: dict[TopicPartitionKey, set[int]] = {}
+        self._end: dict[TopicPartitionKey, int] = {}
+
+    def track(self, records: Iterable[SourceRecord]) -> None:
+        """Records whose outputs are on their way."""
+        for record in records:
+            key = (record.topic, record.partition)
+            self._pending.setdefault(key, set()).add(record.offset)
+            self._end[key] = max(self._end.get(key, 0), record.offset + 1)
+
+    def ack(self, records: Iterable[SourceRecord]) -> None:
+        """Records whose outputs were acknowledged."""
+        for record in records:
+            self._pending.get((record.topic, record.partition), set()).discard(record.offset)
+
+    def committable(self, keys: Iterable[TopicPartitionKey]) -> dict[TopicPartitionKey, int]:
+        """Per partition: the oldest unacknowledged offset, else one past the newest record."""
+        found = {}
+        for key in keys:
+            if key in self._end:
+                pending = self._pending.get(key)
+                found[key] = min(pending) if pending else self._end[key]
+        return found
+
+    def rewind(self, first: Mapping[TopicPartitionKey, int]) -> None:
+        """The records from ``first`` on will be read again: stop waiting for them."""
+        for key, offset in first.items():
+            self._pending[key] = {o for o in self._pending.get(key, set()) if o < offset}
+            self._end[key] = offset
+
+    def drop(self, keys: Iterable[TopicPartitionKey]) -> None:
+        """Partitions gone to another member."""
+        for key in keys:
+            self._pending.pop(key, None)
+            self._end.pop(key, None)
+
+
+class BaseCommitter:
+    """What both committers share: sending, acknowledgement tracking, refused records."""
+
+    def __init__(
+        self,
+        consumer: Consumer,
+        stage: OutputStage,
+        rejections: Rejections,
+        *,
+        on_commit: Callable[[], None],
+        safe: Callable[[object], str],
+    ) -> None:
+        self._consumer = consumer
+        self._stage = stage
+        self._rejections = rejections
+        self._on_commit = on_commit
+        self._safe = safe
+        self.acked = AckedOffsets()
+        self._ready: list[Outcome] = []  # finished inside a client callback, for the loop
+
+    def _launch(
+        self, producer: Producer, plans: Sequence[BatchPlan], offsets: BatchOffsets, now: float
+    ) -> Flight:
+        """Send every output of the plans without waiting (nothing refused is pending)."""
+        outputs = [out for plan in plans for out in plan.outputs]
+        flight = Flight(plans, offsets, outputs, now, pending=len(outputs))
+        plan_of = _plan_index(plans)
+        replacements = self._stage.replacements
+
+        def too_large(output: OutputRecord) -> OutputRecord | None:
+            if output.kind != "clean":
+                return None
+            # Key + headers pushed a valid record over the limit: quarantine it.
+            return replacements.oversized(plan_of(output), output)
+
+        flight.refused, flight.replaced = send_all(
+            producer, outputs, flight.on_ack, too_large=too_large
+        )
+        flight.pending -= len(flight.refused)  # no callback comes for those
+        return flight
+
+    def _abandon(self, flights: Sequence[Flight]) -> Outcome:
+        """These flights (a failed one and every later one) are not committed: read their
+        partitions again from the oldest one's first offsets; learn what was refused."""
+        rewind = merged_rewind(flights)
+        refused: list[Rejection] = []
+        failed: list[tuple[str, str, str]] = []
+        unacked = 0
+        for flight in flights:
+            rejections, failures = flight.problems()
+            refused += rejections
+            failed += failures
+            unacked += max(flight.pending, 0)
+        self.acked.rewind(rewind)
+        if refused:
+            return self._refused_outcome(refused, rewind)
+        reasons = sorted({reason for _, _, reason in failed})
+        what = f"{len(failed)} outputs failed, {unacked} unacknowledged"
+        reason = f"{what}: {'; '.join(reasons)[:500]}" if reasons else what
+        return Outcome(Status.FAILED, rewind=rewind, reason=reason, failed=failed)
+
+    def _send(self, producer: Producer, plans: Sequence[BatchPlan]) -> Sent:
+        self.acked.track(out.source for plan in plans for out in plan.outputs)
+        sent = self._stage.send(producer, plans)
+        self.acked.ack(sent.acked)
+        return sent
+
+    def _not_delivered(self, sent: Sent, offsets: BatchOffsets) -> Outcome:
+        """Nothing of the batch is committed: re-read it (refusals) or retry it."""
+        self.acked.rewind(offsets.first)
+        if sent.refused:
+            return self._refused_outcome(sent.refused, offsets.first)
+        reasons = sorted({reason for _, _, reason in sent.failed})
+        what = f"{len(sent.failed)} outputs failed, {sent.unacked} unacknowledged"
+        reason = f"{what}: {'; '.join(reasons)[:500]}" if reasons else what
+        return Outcome(Status.FAILED, rewind=offsets.first, reason=reason, failed=sent.failed)
+
+    def _refused_outcome(
+        self, refused: list[Rejection], rewind: dict[TopicPartitionKey, int]
+    ) -> Outcome:
+        dead_end = self._rejections.learn(refused)
+        if dead_end is not None:
+            src = dead_end.source
+            reason = self._safe(
+                f"the DLQ topic {dead_end.topic} refused the DLQ entry of {src.topic}"
+                f" [{src.partition}] @{src.offset}: {dead_end.reason}; nothing was committed"
+                " past it"
+            )
+            return Outcome(Status.HALTED, rewind=rewind, reason=reason)
+        log.warning(
+            "the broker refused records for good; re-reading the batch to isolate them",
+            extra={
+                "refused": len(refused),
+                "examples": [
+                    f"{r.topic} <- {r.source.topic} [{r.source.partition}] @{r.source.offset}:"
+                    f" {r.reason}"
+                    for r in refused[:3]
+                ],
+            },
+        )
+        return Outcome(Status.REREAD, rewind=rewind, reason="refused", refused=len(refused))
+
+    def drop(self, keys: Sequence[TopicPartitionKey]) -> None:
+        """Forget partitions this member no longer owns."""
+        self.acked.drop(keys)
+        self._rejections.forget_partitions(list(keys))
+
+
+def _plan_index(plans: Sequence[BatchPlan]) -> Callable[[OutputRecord], BatchPlan]:
+    """The plan an output belongs to (only asked for the rare too-large output)."""
+    if len(plans) == 1:
+        return lambda _: plans[0]
+
+    def plan_of(output: OutputRecord) -> BatchPlan:
+        return next(p for p in plans if any(o.source is output.source for o in p.outputs))
+
+    return plan_of
