@@ -4,7 +4,7 @@ The top level is the wiring: ``loop`` (``StreamService``) runs consume -> plan -
 settle the outcomes -> report; ``app`` wires it to config, logging, metrics and the HTTP
 servers. Each sub-package is one part of that story:
 
-* ``plan/`` (PURE): a route's micro-batch in, the outputs to produce out (null window,
+* ``plan/`` (pure): a route's micro-batch in, the outputs to produce out (null window,
   per-symbol state, DLQ envelopes);
 * ``delivery/``: produce -> acknowledgement -> offset commit (at-least-once or
   transactional), and the ``Outcome`` of each batch, counted from acknowledgements;

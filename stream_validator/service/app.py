@@ -30,7 +30,8 @@ from stream_validator.errors import ConfigError, ServiceExit
 from stream_validator.service.delivery.accounting import RouteDelivery
 from stream_validator.service.http.health import HealthServer
 from stream_validator.service.loop import StreamService
-from stream_validator.service.report.state import ServiceHooks, ServiceState
+from stream_validator.service.report.hooks import ServiceHooks
+from stream_validator.service.report.state import ServiceState
 from stream_validator.service.telemetry.breakermetrics import BreakerMetrics
 from stream_validator.service.telemetry.integritymetrics import IntegrityMetrics
 from stream_validator.service.telemetry.logs import configure_logging

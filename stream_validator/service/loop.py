@@ -32,8 +32,9 @@ from stream_validator.service.consume.readiness import Readiness
 from stream_validator.service.delivery.build import build_committer
 from stream_validator.service.delivery.committer import BatchOffsets, Committer, Outcome, Status
 from stream_validator.service.plan.planner import BatchPlan, RouteProcessor
+from stream_validator.service.report.hooks import ServiceHooks
 from stream_validator.service.report.reporter import BatchReporter
-from stream_validator.service.report.state import ServiceHooks, ServiceState
+from stream_validator.service.report.state import ServiceState
 
 log = logging.getLogger("stream_validator.service")
 
@@ -94,8 +95,8 @@ class StreamService:
         self.breakers = RouteBreakers(
             config.routes,
             clock=monotonic,
-            hooks=self.hooks,
-            state=self.state,
+            on_transition=self.hooks.on_breaker,
+            status=self.state.breakers,
             route_of=self._route_name,
             safe=self._safe,
         )
@@ -133,7 +134,7 @@ class StreamService:
             self._clients,
             consumer,
             self._processors,
-            callbacks=self._callbacks,
+            on_error=self._callbacks.on_error,
             stop=self._stop,
             on_commit=self._committed,
             heartbeat=self._heartbeat,

@@ -1,4 +1,4 @@
-"""The DLQ circuit breaker of one route: a pure state machine with an injected clock.
+"""PURE: the DLQ circuit breaker of one route, a state machine with an injected clock.
 
 No Kafka and no Prometheus: the service loop feeds it each batch's outcome, polls it,
 and acts on the transitions it returns (pause or resume the route's partitions, emit

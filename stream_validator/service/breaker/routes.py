@@ -31,7 +31,6 @@ from stream_validator.kafka.ports import Consumed, Consumer
 from stream_validator.records import TopicPartitionKey
 from stream_validator.service.breaker.machine import BreakerState, BreakerTransition, CircuitBreaker
 from stream_validator.service.delivery.committer import Outcome
-from stream_validator.service.report.state import ServiceHooks, ServiceState
 
 log = logging.getLogger("stream_validator.service")
 
@@ -51,8 +50,8 @@ class RouteBreakers:
         routes: Sequence[RouteConfig],
         *,
         clock: Callable[[], float],
-        hooks: ServiceHooks,
-        state: ServiceState,
+        on_transition: Callable[[BreakerTransition], None],
+        status: dict[str, dict[str, object]],
         route_of: Callable[[str], str | None],
         safe: Callable[[object], str],
     ) -> None:
@@ -62,8 +61,8 @@ class RouteBreakers:
             if r.circuit_breaker is not None
         }
         self._all_routes = frozenset(r.name for r in routes)
-        self._hooks = hooks
-        self._state = state
+        self._on_transition = on_transition
+        self._status = status  # route -> its /status entry (``ServiceState.breakers``)
         self._route_of = route_of
         self._safe = safe
         self._assigned: set[TopicPartitionKey] = set()
@@ -187,7 +186,7 @@ class RouteBreakers:
                 "reopens": breaker.reopens,
             },
         )
-        self._hooks.on_breaker(t)
+        self._on_transition(t)
         if pausing:
             self._sync(consumer)
         self._publish(t.route)
@@ -211,9 +210,7 @@ class RouteBreakers:
     def _publish(self, route: str) -> None:
         """The route's /status entry: the breaker's snapshot and its paused partitions."""
         paused = sum(1 for key in self._paused if self._route_of(key[0]) == route)
-        self._state.breakers[route] = self._breakers[route].snapshot() | {
-            "paused_partitions": paused
-        }
+        self._status[route] = self._breakers[route].snapshot() | {"paused_partitions": paused}
 
     def _pause(self, consumer: Consumer, keys: list[TopicPartitionKey]) -> None:
         if keys and self._call(consumer.pause, sorted(keys), "pause"):

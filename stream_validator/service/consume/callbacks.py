@@ -11,7 +11,8 @@ from stream_validator.codec import decode_json
 from stream_validator.errors import DecodeError, KafkaErrorInfo
 from stream_validator.kafka.ports import UNKNOWN_TOPIC_OR_PART, UNREACHABLE
 from stream_validator.records import TopicPartitionKey
-from stream_validator.service.report.state import ServiceHooks, ServiceState
+from stream_validator.service.report.hooks import ServiceHooks
+from stream_validator.service.report.state import ServiceState
 
 log = logging.getLogger("stream_validator.service")
 

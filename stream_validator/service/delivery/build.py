@@ -7,12 +7,12 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
+from typing import Protocol
 
 from stream_validator.config.settings import ServiceConfig
 from stream_validator.errors import KafkaErrorInfo
 from stream_validator.kafka.ports import ClientFactory, Consumer, Producer
 from stream_validator.kafka.transactions import Transactions
-from stream_validator.service.consume.callbacks import ClientCallbacks
 from stream_validator.service.delivery.accounting import OutputStage
 from stream_validator.service.delivery.atleastonce import AtLeastOnce
 from stream_validator.service.delivery.committer import Committer
@@ -27,13 +27,19 @@ def flush_timeout(config: ServiceConfig) -> float:
     return config.kafka.message_timeout_ms / 1000.0 + 5.0
 
 
+class OnClientError(Protocol):
+    """The loop's handler of a client's errors (``consume.callbacks.ClientCallbacks.on_error``)."""
+
+    def __call__(self, error: KafkaErrorInfo, *, fatal_stops: bool = True) -> None: ...
+
+
 def build_committer(
     config: ServiceConfig,
     clients: ClientFactory,
     consumer: Consumer,
     processors: Mapping[str, RouteProcessor],
     *,
-    callbacks: ClientCallbacks,
+    on_error: OnClientError,
     stop: threading.Event,
     on_commit: Callable[[], None],
     heartbeat: Callable[[], None],
@@ -52,7 +58,7 @@ def build_committer(
     )
     stage = OutputStage(replacements, rejections, timeout_s=flush_timeout(config), clock=time.time)
     if not config.kafka.transactional_id:
-        producer = clients.producer(on_error=callbacks.on_error)
+        producer = clients.producer(on_error=on_error)
         return AtLeastOnce(
             consumer,
             producer,
@@ -71,13 +77,13 @@ def build_committer(
         generation += 1
         mine = generation
 
-        def on_error(error: KafkaErrorInfo) -> None:
+        def on_current_error(error: KafkaErrorInfo) -> None:
             if mine == generation:
                 # A transactional producer's fatal errors surface in its transactional
                 # calls, which decide between replacing it and stopping.
-                callbacks.on_error(error, fatal_stops=False)
+                on_error(error, fatal_stops=False)
 
-        return clients.producer(on_error=on_error)
+        return clients.producer(on_error=on_current_error)
 
     recovery = Recovery(
         stop,

@@ -23,7 +23,8 @@ from typing import Any
 from stream_validator.service.breaker.machine import BreakerTransition
 from stream_validator.service.delivery.accounting import RouteDelivery
 from stream_validator.service.delivery.committer import Outcome
-from stream_validator.service.report.state import ServiceHooks, ServiceState, guarded
+from stream_validator.service.report.hooks import ServiceHooks, guarded
+from stream_validator.service.report.state import ServiceState
 
 log = logging.getLogger("stream_validator.service")
 

@@ -12,7 +12,8 @@ from stream_validator.kafka.fake import FakeBroker, FakeClients
 from stream_validator.records import SourceRecord
 from stream_validator.service.app import metrics_hooks, set_route_metrics
 from stream_validator.service.loop import StreamService
-from stream_validator.service.report.state import ServiceHooks, ServiceState
+from stream_validator.service.report.hooks import ServiceHooks
+from stream_validator.service.report.state import ServiceState
 from stream_validator.service.telemetry.breakermetrics import BreakerMetrics
 from stream_validator.service.telemetry.integritymetrics import IntegrityMetrics
 from stream_validator.service.telemetry.metrics import CollectorRegistry, ServiceMetrics

@@ -12,8 +12,9 @@ from stream_validator.errors import ServiceExit
 from stream_validator.service.breaker.machine import BreakerState, BreakerTransition
 from stream_validator.service.delivery.accounting import RouteDelivery
 from stream_validator.service.delivery.committer import Outcome, Status
+from stream_validator.service.report.hooks import ServiceHooks
 from stream_validator.service.report.reporter import BatchReporter, notable
-from stream_validator.service.report.state import ServiceHooks, ServiceState
+from stream_validator.service.report.state import ServiceState
 
 from ..breaker.test_breaker_loop import BAD, harness, while_paused
 from ..fakeservice import EVERY_POLL, Harness, service_config, tick

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stream_validator.service.report.state import ServiceHooks, guarded
+from stream_validator.service.report.hooks import ServiceHooks, guarded
 
 
 def test_guarded_hooks_report_exceptions_instead_of_raising() -> None:

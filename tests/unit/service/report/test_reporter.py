@@ -9,8 +9,9 @@ import pytest
 
 from stream_validator.service.delivery.accounting import RouteDelivery
 from stream_validator.service.delivery.committer import Outcome, Status
+from stream_validator.service.report.hooks import ServiceHooks
 from stream_validator.service.report.reporter import BatchReporter
-from stream_validator.service.report.state import ServiceHooks, ServiceState
+from stream_validator.service.report.state import ServiceState
 from tests.support.ticks import tick
 
 from ..plan.test_planner import processor, source
