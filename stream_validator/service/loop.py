@@ -20,7 +20,6 @@ import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
-from stream_validator import __version__
 from stream_validator.config.settings import RouteConfig, ServiceConfig, scrub
 from stream_validator.errors import FatalTransactionError, KafkaClientError, ServiceExit
 from stream_validator.kafka.clients import ServiceClients
@@ -84,7 +83,6 @@ class StreamService:
             route.name: RouteProcessor(
                 route,
                 consumer_group=config.kafka.group_id,
-                validator_version=__version__,
                 max_message_bytes=config.max_message_bytes,
                 null_window=config.batch_max_records,
             )

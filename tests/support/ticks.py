@@ -98,7 +98,6 @@ def tick_processor(
     return RouteProcessor(
         route,
         consumer_group="g",
-        validator_version="0.1.0",
         max_message_bytes=max_message_bytes,
         null_window=null_window,
     )

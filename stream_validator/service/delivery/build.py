@@ -52,7 +52,6 @@ def build_committer(
     replacements = Replacements(
         processors,
         rejections,
-        consumer_group=config.kafka.group_id,
         max_message_bytes=config.max_message_bytes,
         clock=clock,
     )

@@ -8,8 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from datetime import datetime
 
-from stream_validator import __version__
-from stream_validator.dlq import EnvelopeContext
 from stream_validator.records import OutputRecord
 from stream_validator.service.delivery.rejections import Rejections
 from stream_validator.service.plan.planner import BatchPlan, RouteProcessor
@@ -24,13 +22,11 @@ class Replacements:
         processors: Mapping[str, RouteProcessor],
         rejections: Rejections,
         *,
-        consumer_group: str,
         max_message_bytes: int,
         clock: Callable[[], datetime],
     ) -> None:
         self._processors = processors
         self._rejections = rejections
-        self._consumer_group = consumer_group
         self._max_message_bytes = max_message_bytes
         self._clock = clock
 
@@ -58,13 +54,6 @@ class Replacements:
         return self._dlq(plan, output, violation)
 
     def _dlq(self, plan: BatchPlan, output: OutputRecord, violation: Violation) -> OutputRecord:
-        report = plan.report
-        context = EnvelopeContext(
-            plan.route,
-            report.contract_name,
-            report.contract_version,
-            self._consumer_group,
-            __version__,
-            self._clock().isoformat(),
-        )
-        return self._processors[plan.route].dlq_output(output.source, [violation], context)
+        processor = self._processors[plan.route]
+        context = processor.envelope_context(plan.report, self._clock().isoformat())
+        return processor.dlq_output(output.source, [violation], context)

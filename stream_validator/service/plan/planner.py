@@ -17,6 +17,7 @@ from itertools import compress, repeat
 from operator import attrgetter, itemgetter
 from typing import Any
 
+from stream_validator import __version__
 from stream_validator.config.settings import RouteConfig
 from stream_validator.dlq import EnvelopeContext, build_dlq_record
 from stream_validator.dlq.records import replayed_count
@@ -135,7 +136,6 @@ class RouteProcessor:
         "_max_message_bytes",
         "_null_window",
         "_skew_windows",
-        "_validator_version",
         "route",
         "state",
         "verifier",
@@ -146,7 +146,6 @@ class RouteProcessor:
         route: RouteConfig,
         *,
         consumer_group: str,
-        validator_version: str,
         max_message_bytes: int,
         null_window: int,
     ) -> None:
@@ -157,7 +156,6 @@ class RouteProcessor:
             route.contract, max_payload_bytes=route.max_payload_bytes
         )
         self._consumer_group = consumer_group
-        self._validator_version = validator_version
         self._max_message_bytes = max_message_bytes
         self._null_window = NullWindow(null_window, route.contract.max_allowed_null_pct)
         self._skew_windows = any(spec.has_skew_window for spec in route.contract.fields)
@@ -223,14 +221,7 @@ class RouteProcessor:
         outputs = clean_outputs(route.clean_topic, records)
         if not dlq_violations and not unreadable:
             return BatchPlan(route.name, report, outputs, action, added, state)
-        context = EnvelopeContext(
-            route=route.name,
-            contract_name=report.contract_name,
-            contract_version=report.contract_version,
-            consumer_group=self._consumer_group,
-            validator_version=self._validator_version,
-            validated_at=validated_at,
-        )
+        context = self.envelope_context(report, validated_at)
         for index, violations in dlq_violations.items():
             outputs[index] = self.dlq_output(records[index], violations, context)
         if unreadable:
@@ -247,6 +238,20 @@ class RouteProcessor:
         record starts fresh (a replayed record is not a regression)."""
         if self.state is not None:
             self.state.drop(keys)
+
+    def envelope_context(
+        self, report: SchemaContractValidationReport, validated_at: str
+    ) -> EnvelopeContext:
+        """Where the route's DLQ entries of a batch come from: the one place the service
+        builds an envelope's context (the validator version is the package's)."""
+        return EnvelopeContext(
+            route=self.route.name,
+            contract_name=report.contract_name,
+            contract_version=report.contract_version,
+            consumer_group=self._consumer_group,
+            validator_version=__version__,
+            validated_at=validated_at,
+        )
 
     def dlq_output(
         self, record: SourceRecord, violations: Sequence[Violation], context: EnvelopeContext

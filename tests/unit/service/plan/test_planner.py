@@ -7,6 +7,7 @@ from collections import Counter
 from dataclasses import replace
 from datetime import datetime, timedelta
 
+import stream_validator
 from stream_validator.contracts import load_contract
 from stream_validator.records import OutputRecord, SourceRecord
 from stream_validator.service.plan.planner import RouteProcessor, _with_window, clean_outputs
@@ -53,6 +54,14 @@ def test_dlq_output_is_an_envelope_keyed_like_the_source(make_tick: TickFactory)
     assert (out.topic, out.key, out.timestamp_ms) == ("dlq", b"k0", 1000)
     assert envelope["violations"][0]["kind"] == "type_mismatch"
     assert envelope["validated_at"] == "2026-11-30T00:00:00Z"
+
+
+def test_the_envelope_names_the_package_version_and_the_group(make_tick: TickFactory) -> None:
+    """The DLQ envelope's context: the package's version, the processor's group and route."""
+    out = processor().plan(source([b"junk"]), validated_at="t").outputs[0]
+    envelope = json.loads(out.value or b"")
+    assert envelope["validator_version"] == stream_validator.__version__
+    assert (envelope["consumer_group"], envelope["route"]) == ("g", "ticks")
 
 
 def test_alert_policy_lets_records_flow(make_tick: TickFactory) -> None:
