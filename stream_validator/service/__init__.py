@@ -7,7 +7,7 @@ servers. Each sub-package is one part of that story:
 * ``plan/`` (pure): a route's micro-batch in, the outputs to produce out (null window,
   per-symbol state, DLQ envelopes);
 * ``delivery/``: produce -> acknowledgement -> offset commit (at-least-once or
-  transactional), and the ``Outcome`` of each batch, counted from acknowledgements;
+  transactional), and the ``BatchOutcome`` of each batch, counted from acknowledgements;
 * ``breaker/``: each route's DLQ circuit breaker (a pure state machine) and the pausing of
   its partitions;
 * ``consume/``: what the Kafka clients call back (rebalances, statistics, errors) and the

@@ -2,7 +2,7 @@
 
 The committer (``atleastonce.py``, or ``transactional.py``) owns produce -> acknowledgement
 -> offset commit. It pipelines: ``submit`` returns before the batch's outputs are
-acknowledged, with the ``Outcome`` of every batch that finished meanwhile (``poll`` when
+acknowledged, with the ``BatchOutcome`` of every batch that finished meanwhile (``poll`` when
 nothing was consumed); this loop only reads them:
 report a delivered batch (``reporting.py``, counted from acknowledgements), rewind and back
 off after a failed one, re-read at once after refusals, halt when a record cannot go
@@ -29,7 +29,12 @@ from stream_validator.service.breaker.routes import RouteBreakers
 from stream_validator.service.consume.callbacks import ClientCallbacks
 from stream_validator.service.consume.readiness import Readiness
 from stream_validator.service.delivery.build import build_committer
-from stream_validator.service.delivery.committer import BatchOffsets, Committer, Outcome, Status
+from stream_validator.service.delivery.committer import (
+    BatchOffsets,
+    BatchOutcome,
+    BatchStatus,
+    Committer,
+)
 from stream_validator.service.plan.planner import BatchPlan, RouteProcessor
 from stream_validator.service.report.hooks import ServiceHooks
 from stream_validator.service.report.reporter import BatchReporter
@@ -247,7 +252,7 @@ class StreamService:
     def _close(self, consumer: Consumer, committer: Committer) -> None:
         # Wait for the outputs in flight, commit what was delivered, report it.
         for outcome in committer.finish():
-            if outcome.status is Status.DELIVERED:
+            if outcome.status is BatchStatus.DELIVERED:
                 self._reporter.report(outcome, outcome.duration_s)
             else:
                 log.warning(
@@ -303,27 +308,27 @@ class StreamService:
         ]
         return plans, BatchOffsets(first, after)
 
-    def _settle(self, consumer: Consumer, outcome: Outcome) -> int | None:
+    def _settle(self, consumer: Consumer, outcome: BatchOutcome) -> int | None:
         """Act on the committer's outcome; an exit code when the loop must stop."""
         self._seek(consumer, outcome.rewind)
-        if outcome.status is Status.DELIVERED:
+        if outcome.status is BatchStatus.DELIVERED:
             self.breakers.record(consumer, outcome)  # first: the event tells a breaker change
             self._reporter.report(outcome, outcome.duration_s)
             self._failed_in_a_row = self._rereads_in_a_row = 0
             if not self.state.ready:
                 self._set_ready(True)
             return None
-        if outcome.status is Status.HALTED:
+        if outcome.status is BatchStatus.HALTED:
             self._note_error(outcome.reason or "halted")
             log.error("halting: a record cannot be delivered", extra={"error": outcome.reason})
             return ServiceExit.HALTED
-        if outcome.status is Status.REREAD:
+        if outcome.status is BatchStatus.REREAD:
             self._rereads_in_a_row += 1
             if self._rereads_in_a_row <= _REREADS_BEFORE_FAILING:
                 return None
         return self._failed(outcome)
 
-    def _failed(self, outcome: Outcome) -> int | None:
+    def _failed(self, outcome: BatchOutcome) -> int | None:
         """Nothing of the batch was committed: back off, then it is read again."""
         for route, kind, _ in outcome.failed:
             self.hooks.on_delivery_failure(route, kind)

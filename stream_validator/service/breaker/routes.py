@@ -2,7 +2,7 @@
 
 The loop thread calls, in each turn: ``poll`` (operator resumes, cool-downs, partitions
 assigned to a paused route), ``admit`` on what consume() returned, and ``record`` with
-each delivered batch's ``Outcome`` (counted from acknowledgements, never from the plan).
+each delivered batch's ``BatchOutcome`` (counted from acknowledgements, never from the plan).
 A ``pause`` breaker that opens pauses the route's assigned partitions; the consumer keeps
 polling, so it stays in the group. Half-open resumes them for the probe; a failed probe
 pauses them again.
@@ -30,7 +30,7 @@ from stream_validator.errors import KafkaClientError, UnknownRouteError
 from stream_validator.kafka.ports import Consumed, Consumer
 from stream_validator.records import TopicPartitionKey
 from stream_validator.service.breaker.machine import BreakerState, BreakerTransition, CircuitBreaker
-from stream_validator.service.delivery.committer import Outcome
+from stream_validator.service.delivery.committer import BatchOutcome
 
 log = logging.getLogger("stream_validator.service")
 
@@ -132,7 +132,7 @@ class RouteBreakers:
         )
         return Consumed(kept, consumed.errors, consumed.unreadable_headers)
 
-    def record(self, consumer: Consumer, outcome: Outcome) -> None:
+    def record(self, consumer: Consumer, outcome: BatchOutcome) -> None:
         """Feed each route's breaker with what a delivered batch delivered."""
         for delivered in outcome.routes:
             breaker = self._breakers.get(delivered.route)

@@ -25,7 +25,6 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 
 from stream_validator.errors import KafkaClientError
 from stream_validator.kafka.ports import Consumer, Producer
@@ -33,8 +32,8 @@ from stream_validator.records import TopicPartitionKey
 from stream_validator.service.delivery.accounting import OutputStage
 from stream_validator.service.delivery.committer import (
     BaseCommitter,
-    Outcome,
-    Status,
+    BatchOutcome,
+    BatchStatus,
     wait_for_commit,
 )
 from stream_validator.service.delivery.flight import BatchOffsets, Flight
@@ -107,7 +106,7 @@ class AtLeastOnce(BaseCommitter):
         """Nothing to prepare."""
         return True
 
-    def submit(self, plans: Sequence[BatchPlan], offsets: BatchOffsets) -> list[Outcome]:
+    def submit(self, plans: Sequence[BatchPlan], offsets: BatchOffsets) -> list[BatchOutcome]:
         """Send the batch's outputs; the outcomes of the batches finished meanwhile."""
         if self._rejections.pending:
             return self._submit_alone(plans, offsets)
@@ -115,7 +114,7 @@ class AtLeastOnce(BaseCommitter):
         self._flights.append(flight)
         return self.poll()
 
-    def poll(self) -> list[Outcome]:
+    def poll(self) -> list[BatchOutcome]:
         """Serve acknowledgements; report finished batches; commit when the interval is up."""
         self._producer.poll(0)
         outcomes = self._take_ready() + self._collect(drained=False)
@@ -143,7 +142,7 @@ class AtLeastOnce(BaseCommitter):
                 flight.offsets.after.pop(key, None)
         super().drop(keys)
 
-    def finish(self) -> list[Outcome]:
+    def finish(self) -> list[BatchOutcome]:
         """Wait for the outputs in flight and commit what was delivered, synchronously."""
         outcomes = self._take_ready() + self._drain()
         self._commit("shutdown", asynchronous=False)
@@ -151,15 +150,11 @@ class AtLeastOnce(BaseCommitter):
 
     # --- internals ----------------------------------------------------------------------
 
-    def _take_ready(self) -> list[Outcome]:
-        ready, self._ready = self._ready, []
-        return ready
-
-    def _collect(self, *, drained: bool) -> list[Outcome]:
+    def _collect(self, *, drained: bool) -> list[BatchOutcome]:
         """Report the complete flights at the head; after a failure drain, then abandon the
         failed flight and every later one (``drained``: whatever is still unanswered too)."""
         flights = self._flights
-        outcomes: list[Outcome] = []
+        outcomes: list[BatchOutcome] = []
         acked_at: float | None = None
         while flights and flights[0].complete:
             acked_at = acked_at or time.time()
@@ -174,7 +169,7 @@ class AtLeastOnce(BaseCommitter):
             outcomes.append(self._abandon(abandoned))
         return outcomes
 
-    def _drain(self) -> list[Outcome]:
+    def _drain(self) -> list[BatchOutcome]:
         """Wait (up to the flush timeout) for every output in flight, then sort them out."""
         if self._flights:
             try:
@@ -183,23 +178,22 @@ class AtLeastOnce(BaseCommitter):
                 log.warning("flush failed", extra={"error": self._safe(exc)})
         return self._collect(drained=True)
 
-    def _delivered(self, flight: Flight, acked_at: float) -> Outcome:
+    def _delivered(self, flight: Flight, acked_at: float) -> BatchOutcome:
         after = flight.offsets.after
         self._positions.update(after)
         if self._rejections.pending:
             self._rejections.forget(after)
         duration = time.perf_counter() - flight.started
-        return Outcome(
-            Status.DELIVERED, flight.delivered(acked_at), committed=after, duration_s=duration
-        )
+        return BatchOutcome(BatchStatus.DELIVERED, flight.delivered(acked_at), duration_s=duration)
 
-    def _submit_alone(self, plans: Sequence[BatchPlan], offsets: BatchOffsets) -> list[Outcome]:
+    def _submit_alone(
+        self, plans: Sequence[BatchPlan], offsets: BatchOffsets
+    ) -> list[BatchOutcome]:
         """Refused records are being isolated: one batch at a time, flushed (rare)."""
         outcomes = self._take_ready() + self._drain()
-        if outcomes and outcomes[-1].status is not Status.DELIVERED:
-            # This batch was read after the failed one: it is read again too.
-            failed = outcomes[-1]
-            return [*outcomes[:-1], replace(failed, rewind={**offsets.first, **failed.rewind})]
+        reread = self._read_again_too(outcomes, offsets)
+        if reread is not None:
+            return reread
         started = time.perf_counter()
         sent = self._send(self._producer, plans)
         if not sent.complete:
@@ -207,9 +201,7 @@ class AtLeastOnce(BaseCommitter):
         self._rejections.forget(offsets.after)
         self._positions.update(offsets.after)
         duration = time.perf_counter() - started
-        delivered = Outcome(
-            Status.DELIVERED, sent.routes, committed=offsets.after, duration_s=duration
-        )
+        delivered = BatchOutcome(BatchStatus.DELIVERED, sent.routes, duration_s=duration)
         return [*outcomes, delivered]
 
     def _commit(self, reason: str, *, asynchronous: bool) -> None:

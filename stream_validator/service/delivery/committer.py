@@ -1,6 +1,6 @@
 """The committer: owns produce -> acknowledgement -> offset commit for the service.
 
-One interface (``Committer.submit(plans, offsets) -> [Outcome]``), two implementations:
+One interface (``Committer.submit(plans, offsets) -> [BatchOutcome]``), two implementations:
 
 * ``AtLeastOnce`` (``atleastonce.py``) pipelines: it sends a batch's outputs and returns at
   once, and commits asynchronously, every ``batch.commit_interval_s``, per partition the
@@ -10,7 +10,7 @@ One interface (``Committer.submit(plans, offsets) -> [Outcome]``), two implement
 
 Both learn from record-level refusals (``rejections.py``): the batches are re-read at once,
 suspects produced alone (one batch at a time, flushed, until they are committed), and a DLQ
-entry refused alone halts the service. An ``Outcome`` says exactly what one batch delivered
+entry refused alone halts the service. An ``BatchOutcome`` says exactly what one batch delivered
 to clean and DLQ per route, or what failed and where the consumer must rewind to; the loop
 reports from it and from nothing else.
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 import enum
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from stream_validator.kafka.io import send_all
@@ -31,12 +31,19 @@ from stream_validator.service.delivery.flight import BatchOffsets, Flight, merge
 from stream_validator.service.delivery.rejections import Rejection, Rejections
 from stream_validator.service.plan.planner import BatchPlan
 
-__all__ = ["AckedOffsets", "BaseCommitter", "BatchOffsets", "Committer", "Outcome", "Status"]
+__all__ = [
+    "AckedOffsets",
+    "BaseCommitter",
+    "BatchOffsets",
+    "BatchOutcome",
+    "BatchStatus",
+    "Committer",
+]
 
 log = logging.getLogger("stream_validator.service")
 
 
-class Status(enum.Enum):
+class BatchStatus(enum.Enum):
     """What became of a submitted batch."""
 
     DELIVERED = "delivered"  # every output acknowledged; offsets committed (or pending a retry)
@@ -46,19 +53,15 @@ class Status(enum.Enum):
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class BatchOutcome:
     """What became of one batch (FAILED, REREAD, HALTED: of it and every batch after it).
     ``routes`` is filled only when DELIVERED."""
 
-    status: Status
+    status: BatchStatus
     routes: list[RouteDelivery] = field(default_factory=list)
-    # One past the batch per partition: committed with it (exactly-once), or committable from
-    # now on and committed at the next interval (at-least-once).
-    committed: dict[TopicPartitionKey, int] = field(default_factory=dict)
     rewind: dict[TopicPartitionKey, int] = field(default_factory=dict)
     reason: str | None = None
     failed: list[tuple[str, str, str]] = field(default_factory=list)  # (route, kind, reason)
-    refused: int = 0
     duration_s: float = 0.0  # from submit to the last acknowledgement
 
 
@@ -100,10 +103,10 @@ class Committer(Protocol):
         """The window is full: wait up to ``timeout_s`` for acknowledgements (or commit
         the open transaction now); the outcomes come with the next poll."""
 
-    def submit(self, plans: Sequence[BatchPlan], offsets: BatchOffsets) -> list[Outcome]:
+    def submit(self, plans: Sequence[BatchPlan], offsets: BatchOffsets) -> list[BatchOutcome]:
         """Send the plans' outputs; the outcomes of the batches finished meanwhile."""
 
-    def poll(self) -> list[Outcome]:
+    def poll(self) -> list[BatchOutcome]:
         """Serve acknowledgements, commit when the interval is up; the finished batches."""
 
     def commit_pending(self, reason: str) -> None:
@@ -113,7 +116,7 @@ class Committer(Protocol):
     def drop(self, keys: Sequence[TopicPartitionKey]) -> None:
         """Forget partitions this member no longer owns (never commit for them)."""
 
-    def finish(self) -> list[Outcome]:
+    def finish(self) -> list[BatchOutcome]:
         """Before the consumer closes: wait for the outputs in flight, commit what was
         delivered; the outcomes of the batches finished meanwhile."""
 
@@ -177,7 +180,7 @@ class BaseCommitter:
         self._on_commit = on_commit
         self._safe = safe
         self.acked = AckedOffsets()
-        self._ready: list[Outcome] = []  # finished inside a client callback, for the loop
+        self._ready: list[BatchOutcome] = []  # finished inside a client callback, for the loop
 
     def _launch(
         self, producer: Producer, plans: Sequence[BatchPlan], offsets: BatchOffsets, now: float
@@ -200,7 +203,7 @@ class BaseCommitter:
         flight.pending -= len(flight.refused)  # no callback comes for those
         return flight
 
-    def _abandon(self, flights: Sequence[Flight]) -> Outcome:
+    def _abandon(self, flights: Sequence[Flight]) -> BatchOutcome:
         """These flights (a failed one and every later one) are not committed: read their
         partitions again from the oldest one's first offsets; learn what was refused."""
         rewind = merged_rewind(flights)
@@ -218,7 +221,7 @@ class BaseCommitter:
         reasons = sorted({reason for _, _, reason in failed})
         what = f"{len(failed)} outputs failed, {unacked} unacknowledged"
         reason = f"{what}: {'; '.join(reasons)[:500]}" if reasons else what
-        return Outcome(Status.FAILED, rewind=rewind, reason=reason, failed=failed)
+        return BatchOutcome(BatchStatus.FAILED, rewind=rewind, reason=reason, failed=failed)
 
     def _send(self, producer: Producer, plans: Sequence[BatchPlan]) -> Sent:
         self.acked.track(out.source for plan in plans for out in plan.outputs)
@@ -226,7 +229,7 @@ class BaseCommitter:
         self.acked.ack(sent.acked)
         return sent
 
-    def _not_delivered(self, sent: Sent, offsets: BatchOffsets) -> Outcome:
+    def _not_delivered(self, sent: Sent, offsets: BatchOffsets) -> BatchOutcome:
         """Nothing of the batch is committed: re-read it (refusals) or retry it."""
         self.acked.rewind(offsets.first)
         if sent.refused:
@@ -234,11 +237,13 @@ class BaseCommitter:
         reasons = sorted({reason for _, _, reason in sent.failed})
         what = f"{len(sent.failed)} outputs failed, {sent.unacked} unacknowledged"
         reason = f"{what}: {'; '.join(reasons)[:500]}" if reasons else what
-        return Outcome(Status.FAILED, rewind=offsets.first, reason=reason, failed=sent.failed)
+        return BatchOutcome(
+            BatchStatus.FAILED, rewind=offsets.first, reason=reason, failed=sent.failed
+        )
 
     def _refused_outcome(
         self, refused: list[Rejection], rewind: dict[TopicPartitionKey, int]
-    ) -> Outcome:
+    ) -> BatchOutcome:
         dead_end = self._rejections.learn(refused)
         if dead_end is not None:
             src = dead_end.source
@@ -247,7 +252,7 @@ class BaseCommitter:
                 f" [{src.partition}] @{src.offset}: {dead_end.reason}; nothing was committed"
                 " past it"
             )
-            return Outcome(Status.HALTED, rewind=rewind, reason=reason)
+            return BatchOutcome(BatchStatus.HALTED, rewind=rewind, reason=reason)
         log.warning(
             "the broker refused records for good; re-reading the batch to isolate them",
             extra={
@@ -259,7 +264,23 @@ class BaseCommitter:
                 ],
             },
         )
-        return Outcome(Status.REREAD, rewind=rewind, reason="refused", refused=len(refused))
+        return BatchOutcome(BatchStatus.REREAD, rewind=rewind, reason="refused")
+
+    def _take_ready(self) -> list[BatchOutcome]:
+        """The outcomes finished inside a client callback (a revoke), for the loop."""
+        ready, self._ready = self._ready, []
+        return ready
+
+    @staticmethod
+    def _read_again_too(
+        outcomes: list[BatchOutcome], offsets: BatchOffsets
+    ) -> list[BatchOutcome] | None:
+        """When the last of the outcomes is not delivered, the batch read after it is read
+        again too: that outcome's rewind, extended by the batch's first offsets (else None)."""
+        if not outcomes or outcomes[-1].status is BatchStatus.DELIVERED:
+            return None
+        failed = outcomes[-1]
+        return [*outcomes[:-1], replace(failed, rewind={**offsets.first, **failed.rewind})]
 
     def drop(self, keys: Sequence[TopicPartitionKey]) -> None:
         """Forget partitions this member no longer owns."""

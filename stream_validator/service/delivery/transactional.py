@@ -35,8 +35,8 @@ from stream_validator.records import TopicPartitionKey
 from stream_validator.service.delivery.accounting import OutputStage
 from stream_validator.service.delivery.committer import (
     BaseCommitter,
-    Outcome,
-    Status,
+    BatchOutcome,
+    BatchStatus,
     wait_for_commit,
 )
 from stream_validator.service.delivery.flight import (
@@ -127,14 +127,14 @@ class Transactional(BaseCommitter):
                 return False
         return True
 
-    def submit(self, plans: Sequence[BatchPlan], offsets: BatchOffsets) -> list[Outcome]:
+    def submit(self, plans: Sequence[BatchPlan], offsets: BatchOffsets) -> list[BatchOutcome]:
         """Send the batch into the open transaction (begun if none is); the outcomes of the
         batches whose transaction ended meanwhile."""
         if self._rejections.pending:
             outcomes = self._take_ready() + self._commit_open()
-            if outcomes and outcomes[-1].status is not Status.DELIVERED:
-                failed = outcomes[-1]  # this batch was read after it: read it again too
-                return [*outcomes[:-1], replace(failed, rewind={**offsets.first, **failed.rewind})]
+            reread = self._read_again_too(outcomes, offsets)
+            if reread is not None:
+                return reread
             return [*outcomes, self._submit_alone(plans, offsets)]
         if not self._flights:
             try:
@@ -145,7 +145,7 @@ class Transactional(BaseCommitter):
         self._flights.append(self._launch(self._txn.producer, plans, offsets, time.perf_counter()))
         return self.poll()
 
-    def poll(self) -> list[Outcome]:
+    def poll(self) -> list[BatchOutcome]:
         """Serve acknowledgements; commit the transaction when the interval is up, or end it
         at once when an output failed."""
         outcomes = self._take_ready()
@@ -169,11 +169,11 @@ class Transactional(BaseCommitter):
             flights, self._flights = self._flights, []
             rewind = {k: v for k, v in merged_rewind(flights).items() if k not in gone}
             reason = "partitions lost: the open transaction was aborted"
-            outcome = Outcome(Status.REREAD, rewind=rewind, reason=reason)
+            outcome = BatchOutcome(BatchStatus.REREAD, rewind=rewind, reason=reason)
             self._ready.append(self._abort_refused(outcome, rewind))
         super().drop(keys)
 
-    def finish(self) -> list[Outcome]:
+    def finish(self) -> list[BatchOutcome]:
         """Commit the open transaction; abort one an error left open."""
         outcomes = self._take_ready()
         try:
@@ -187,11 +187,7 @@ class Transactional(BaseCommitter):
 
     # --- internals ----------------------------------------------------------------------
 
-    def _take_ready(self) -> list[Outcome]:
-        ready, self._ready = self._ready, []
-        return ready
-
-    def _commit_open(self) -> list[Outcome]:
+    def _commit_open(self) -> list[BatchOutcome]:
         """Flush, then commit the open transaction with its batches' offsets, or end it."""
         if not self._flights:
             return []
@@ -209,32 +205,35 @@ class Transactional(BaseCommitter):
             return [self._lost(ProducerLostError(f"flush failed: {exc}"), rewind, [])]
         if aborted is not None:
             self.acked.rewind(rewind)
-            return [Outcome(Status.FAILED, rewind=rewind, reason=f"transaction aborted: {aborted}")]
+            return [
+                BatchOutcome(
+                    BatchStatus.FAILED, rewind=rewind, reason=f"transaction aborted: {aborted}"
+                )
+            ]
         if self._rejections.pending:
             self._rejections.forget(offsets)
         self._on_commit()
         acked_at, now = time.time(), time.perf_counter()
         return [
-            Outcome(
-                Status.DELIVERED,
+            BatchOutcome(
+                BatchStatus.DELIVERED,
                 flight.delivered(acked_at),
-                committed=flight.offsets.after,
                 duration_s=now - flight.started,
             )
             for flight in flights
         ]
 
-    def _failed(self, flights: list[Flight], rewind: dict[TopicPartitionKey, int]) -> Outcome:
+    def _failed(self, flights: list[Flight], rewind: dict[TopicPartitionKey, int]) -> BatchOutcome:
         """Outputs of the transaction failed or were refused: abort (refusals) or abandon
         the producer (after a broker restart the old one can stay stuck; a new one's init
         aborts the failed transaction, and the committed offsets say where to resume)."""
         outcome = self._abandon(flights)
-        if outcome.status is not Status.FAILED:
+        if outcome.status is not BatchStatus.FAILED:
             return self._abort_refused(outcome, rewind)
         exc = ProducerLostError(f"outputs of the transaction failed ({outcome.reason})")
         return self._lost(exc, rewind, outcome.failed)
 
-    def _submit_alone(self, plans: Sequence[BatchPlan], offsets: BatchOffsets) -> Outcome:
+    def _submit_alone(self, plans: Sequence[BatchPlan], offsets: BatchOffsets) -> BatchOutcome:
         """Refused records are being isolated: this batch alone in a transaction (rare)."""
         failed: list[tuple[str, str, str]] = []
         started = time.perf_counter()
@@ -251,23 +250,31 @@ class Transactional(BaseCommitter):
             aborted = self._txn.commit(commit)
             if aborted is not None:
                 self.acked.rewind(offsets.first)
-                return Outcome(
-                    Status.FAILED, rewind=offsets.first, reason=f"transaction aborted: {aborted}"
+                return BatchOutcome(
+                    BatchStatus.FAILED,
+                    rewind=offsets.first,
+                    reason=f"transaction aborted: {aborted}",
                 )
         except ProducerLostError as exc:
             return self._lost(exc, offsets.first, failed)
         self._rejections.forget(offsets.after)
         self._on_commit()
         duration = time.perf_counter() - started
-        return Outcome(Status.DELIVERED, sent.routes, committed=commit, duration_s=duration)
+        return BatchOutcome(BatchStatus.DELIVERED, sent.routes, duration_s=duration)
 
-    def _abort_refused(self, outcome: Outcome, rewind: dict[TopicPartitionKey, int]) -> Outcome:
+    def _abort_refused(
+        self, outcome: BatchOutcome, rewind: dict[TopicPartitionKey, int]
+    ) -> BatchOutcome:
         """Abort after refusals; the re-read (or the halt) stands even if the abort fails."""
         try:
             self._txn.abort()
         except ProducerLostError as exc:
             lost = self._lost(exc, rewind, [])
-            return replace(outcome, rewind=lost.rewind) if outcome.status is Status.HALTED else lost
+            return (
+                replace(outcome, rewind=lost.rewind)
+                if outcome.status is BatchStatus.HALTED
+                else lost
+            )
         return outcome
 
     def _lost(
@@ -275,13 +282,13 @@ class Transactional(BaseCommitter):
         exc: ProducerLostError,
         first: dict[TopicPartitionKey, int],
         failed: list[tuple[str, str, str]],
-    ) -> Outcome:
+    ) -> BatchOutcome:
         self.acked.rewind(first)
         reason = f"abandoning the transactional producer: {exc}"
         if not self._replace(exc):
-            return Outcome(Status.FAILED, rewind=first, reason=reason, failed=failed)
+            return BatchOutcome(BatchStatus.FAILED, rewind=first, reason=reason, failed=failed)
         rewind = self._committed(first)
-        return Outcome(Status.FAILED, rewind=rewind, reason=reason, failed=failed)
+        return BatchOutcome(BatchStatus.FAILED, rewind=rewind, reason=reason, failed=failed)
 
     def _replace(self, exc: ProducerLostError) -> bool:
         """Fence the stuck or broken producer with a new one; False if stopped first."""

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
-from itertools import compress, repeat
+from itertools import repeat
 from operator import attrgetter, itemgetter
 from typing import Any
 
@@ -55,32 +55,18 @@ class BatchPlan:
             return self.report.violation_counts
         return self.report.violation_counts + self.added_violations
 
-    @property
-    def clean_count(self) -> int:
-        """Records headed for the clean topic (counted in C: once per batch event)."""
-        return list(map(_kind, self.outputs)).count("clean")
-
-    @property
-    def dlq_count(self) -> int:
-        """Records headed for the DLQ topic."""
-        return len(self.outputs) - self.clean_count
-
     def event(
-        self,
-        violations: Counter[tuple[str | None, str]] | None = None,
-        outputs: tuple[int, int, int] | None = None,
+        self, violations: Counter[tuple[str | None, str]], outputs: tuple[int, int, int]
     ) -> dict[str, Any]:
         """The structured batch event: no payload values, payload-derived names bounded.
 
-        As delivered, when given (the service reports what was acknowledged): ``violations``
-        of every DLQ entry (the plan's and those of the outputs the delivery turned into DLQ
-        entries), ``outputs`` the clean, DLQ and truncated outputs; else as planned."""
+        Always as delivered (the service reports what was acknowledged, never the plan):
+        ``violations`` of every DLQ entry (the plan's and those of the outputs the delivery
+        turned into DLQ entries), ``outputs`` the clean, DLQ and truncated outputs."""
         report = self.report
-        clean, dlq, truncated = self._outputs() if outputs is None else outputs
+        clean, dlq, truncated = outputs
         # Field names come from payloads (unknown keys): capped in number and length, so
         # 90,000 unique keys cannot make a huge log line or fill /status.
-        if violations is None:
-            violations = self.violation_counts
         # Most batches have no violation and no unknown field: nothing to rank or cut.
         by_field, fields_left_out = bounded_counts(_by(violations, 0)) if violations else ({}, 0)
         unknown, unknown_left_out = (
@@ -117,15 +103,6 @@ class BatchPlan:
             # Counts per kind; example symbols capped at 5 per kind, 32 characters each.
             "symbol_state": self.state.as_event() if self.state is not None else None,
         }
-
-    def _outputs(self) -> tuple[int, int, int]:
-        """Planned clean, DLQ and truncated DLQ outputs."""
-        kinds = list(map(_kind, self.outputs))
-        clean = kinds.count("clean")
-        # The DLQ entries picked in C: a Python test per output was a fifth of the event's
-        # cost on a batch of 500.
-        dlq = list(compress(self.outputs, map("clean".__ne__, kinds))) if clean < len(kinds) else []
-        return clean, len(dlq), sum(1 for out in dlq if out.truncated)
 
 
 class RouteProcessor:
@@ -307,7 +284,6 @@ def clean_outputs(topic: str, records: Sequence[SourceRecord]) -> list[OutputRec
 
 # Field getters of SourceRecord (itemgetter: C, no frame). The zip above follows OutputRecord's
 # field order; tests/unit/service/plan/test_planner.py checks it against keyword construction.
-_kind = itemgetter(OutputRecord._fields.index("kind"))
 _key, _value, _headers, _timestamp_ms = (
     itemgetter(SourceRecord._fields.index(name))
     for name in ("key", "value", "headers", "timestamp_ms")

@@ -1,5 +1,5 @@
 """Batch events, periodic summaries, metrics hooks and /status bookkeeping, fed from the
-committer's Outcome.
+committer's BatchOutcome.
 
 They run only for a delivered batch, once per record (a retried batch is reported when it is
 finally delivered, never before), and count what was acknowledged: the clean and DLQ outputs
@@ -22,7 +22,7 @@ from typing import Any
 
 from stream_validator.service.breaker.machine import BreakerTransition
 from stream_validator.service.delivery.accounting import RouteDelivery
-from stream_validator.service.delivery.committer import Outcome
+from stream_validator.service.delivery.committer import BatchOutcome
 from stream_validator.service.report.hooks import ServiceHooks, guarded
 from stream_validator.service.report.state import ServiceState
 
@@ -58,7 +58,7 @@ class BatchReporter:
         self._logged: set[str] = set()
         self._summary = Summary(routes, summary_interval_s, clock)
 
-    def report(self, outcome: Outcome, duration: float) -> None:
+    def report(self, outcome: BatchOutcome, duration: float) -> None:
         """One event per route batch (log, /status, metrics) and the /status counters."""
         state = self.state
         state.batches += 1

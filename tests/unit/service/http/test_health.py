@@ -18,6 +18,7 @@ from stream_validator.service.http.health import MAX_RESUMES, HealthServer
 from stream_validator.service.report.state import ServiceState
 from tests.support.flood import flood_plan
 from tests.support.http import half_sent
+from tests.support.ticks import planned_event
 
 
 @pytest.fixture
@@ -73,7 +74,7 @@ def test_status_stays_small_with_90000_unique_keys(
 ) -> None:
     """Batch events of a 90,000-unique-key batch keep /status and the kept events small."""
     server, state = served
-    event = flood_plan().event()
+    event = planned_event(flood_plan())
     for _ in range(state.max_events + 5):
         state.remember(event)
     with urllib.request.urlopen(f"http://127.0.0.1:{server.port}/status", timeout=5) as reply:

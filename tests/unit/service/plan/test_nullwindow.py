@@ -8,7 +8,7 @@ import pytest
 
 from stream_validator.service.plan.nullwindow import NullWindow, WindowRate
 from stream_validator.verify import DataSchemaContractVerifier
-from tests.support.ticks import TickFactory, tick_contract, tick_processor
+from tests.support.ticks import TickFactory, counted, tick_contract, tick_processor
 from tests.unit.service.plan.test_planner import source
 
 
@@ -90,12 +90,12 @@ def test_plan_judges_the_ceiling_over_the_window(make_tick: TickFactory) -> None
     plan = processor.plan(source(small), validated_at="t")
     # The batch's own rate would be 20 %; the report carries the window's, 1 of 500.
     assert plan.report.null_rates["bid"] == 0.2
-    assert plan.null_ceiling_action is None and plan.dlq_count == 0
+    assert plan.null_ceiling_action is None and counted(plan)[1] == 0
     # Six more nulls in the next batch: the window is 506 records (whole batches: without the
     # first 99 it would hold fewer than 500); 7 of 506 > 1 %: this batch is quarantined.
     nulls = [make_tick.json(i, bid=None) for i in range(6)]
     plan = processor.plan(source(nulls), validated_at="t")
-    assert plan.null_ceiling_action == "quarantine" and plan.dlq_count == 6
+    assert plan.null_ceiling_action == "quarantine" and counted(plan)[1] == 6
     assert plan.report.null_breach_fields == {"bid": pytest.approx(700 / 506)}
     assert (
         "over the route's last 506 valid records (7 null)"
@@ -108,10 +108,10 @@ def test_a_batch_without_nulls_never_breaches_after_a_spike(make_tick: TickFacto
     in the field are not quarantined for it (the rate still shows the window's)."""
     processor = tick_processor(on_null_ceiling_breach="quarantine", null_window=500)
     spike = [make_tick.json(i, bid=None) for i in range(10)]
-    assert processor.plan(source(spike), validated_at="t").dlq_count == 10
+    assert counted(processor.plan(source(spike), validated_at="t"))[1] == 10
     after = processor.plan(source([make_tick.json(i) for i in range(10)]), validated_at="t")
-    assert after.null_ceiling_action is None and after.dlq_count == 0
+    assert after.null_ceiling_action is None and counted(after)[1] == 0
     assert after.report.null_rates["bid"] == 50.0  # 10 of the window's 20
     # A single null while the window is still over the ceiling: that batch is quarantined.
     one = [make_tick.json(1, bid=None), make_tick.json(2)]
-    assert processor.plan(source(one), validated_at="t").dlq_count == 2
+    assert counted(processor.plan(source(one), validated_at="t"))[1] == 2

@@ -12,7 +12,7 @@ from stream_validator.contracts import load_contract
 from stream_validator.records import OutputRecord, SourceRecord
 from stream_validator.service.plan.planner import RouteProcessor, _with_window, clean_outputs
 from tests.support.flood import flood_plan
-from tests.support.ticks import TICK_YAML, TickFactory, tick_processor
+from tests.support.ticks import TICK_YAML, TickFactory, counted, planned_event, tick_processor
 
 
 def processor(policy: str = "alert") -> RouteProcessor:
@@ -69,8 +69,8 @@ def test_alert_policy_lets_records_flow(make_tick: TickFactory) -> None:
     plan = processor("alert").plan(
         source([make_tick.json(i, bid=None) for i in range(10)]), validated_at="t"
     )
-    assert plan.clean_count == 10 and plan.null_ceiling_action == "alert"
-    assert plan.event()["null_breach_fields"] == {"bid": 100.0}
+    assert counted(plan)[0] == 10 and plan.null_ceiling_action == "alert"
+    assert planned_event(plan)["null_breach_fields"] == {"bid": 100.0}
 
 
 def test_quarantine_policy_sends_whole_batch_to_dlq(make_tick: TickFactory) -> None:
@@ -78,7 +78,7 @@ def test_quarantine_policy_sends_whole_batch_to_dlq(make_tick: TickFactory) -> N
     nulls = [make_tick.json(i, bid=None) for i in range(5)]
     values: list[bytes | None] = [*nulls, make_tick.json(9), b"bad"]
     plan = processor("quarantine").plan(source(values), validated_at="t")
-    assert plan.dlq_count == 7 and plan.clean_count == 0
+    assert counted(plan)[1] == 7 and counted(plan)[0] == 0
     kinds = [o.first_violation for o in plan.outputs]
     assert kinds == ["null_ceiling_breach"] * 6 + ["undecodable"]
     message = json.loads(plan.outputs[0].value or b"")["violations"][0]["message"]
@@ -88,7 +88,7 @@ def test_quarantine_policy_sends_whole_batch_to_dlq(make_tick: TickFactory) -> N
 def test_no_breach_no_action(make_tick: TickFactory) -> None:
     """A clean batch has no null-ceiling action."""
     plan = processor("quarantine").plan(source([make_tick.json(1)]), validated_at="t")
-    assert plan.null_ceiling_action is None and plan.clean_count == 1
+    assert plan.null_ceiling_action is None and counted(plan)[0] == 1
 
 
 def test_batch_event_has_counts_and_no_payloads(make_tick: TickFactory) -> None:
@@ -97,7 +97,7 @@ def test_batch_event_has_counts_and_no_payloads(make_tick: TickFactory) -> None:
         source([make_tick.json(0, venue="SECRETVENUE"), make_tick.json(1, price=-5.0)]),
         validated_at="t",
     )
-    event = plan.event()
+    event = planned_event(plan)
     assert event["records"] == 2 and event["valid"] == 1 and event["quarantined"] == 1
     assert event["violations_by_kind"] == {"below_min": 1}
     assert event["unknown_fields"] == ["venue"]
@@ -122,7 +122,7 @@ def test_bad_replay_count_header_counts_as_zero() -> None:
 
 def test_batch_event_bounds_payload_derived_names() -> None:
     """90,000 unique keys give at most 50 names (<= 128 chars) per list, plus the count left out."""
-    event = flood_plan().event()
+    event = planned_event(flood_plan())
     assert len(event["unknown_fields"]) == 50 and event["unknown_fields_left_out"] == 89_950
     assert len(event["violations_by_field"]) == 50
     # 50 named unknown_field violations per record, then one "and 4,450 more" (no field).
@@ -138,7 +138,7 @@ def test_batch_event_cuts_long_and_unprintable_names(make_tick: TickFactory) -> 
     plan = processor().plan(
         source([make_tick.json(0, **{long_key: 1, odd_key: 2})]), validated_at="t"
     )
-    assert plan.event()["unknown_fields"] == ["a?b?c", "x" * 125 + "..."]
+    assert planned_event(plan)["unknown_fields"] == ["a?b?c", "x" * 125 + "..."]
 
 
 def test_skew_windows_use_the_validation_time(make_tick: TickFactory) -> None:
@@ -188,17 +188,15 @@ def test_clean_outputs_equal_keyword_construction() -> None:
     assert got[0].source is records[0]
 
 
-def test_batch_event_counts_the_plans_outputs(make_tick: TickFactory) -> None:
-    """The event's clean_out and dlq_out are the plan's outputs by kind; an all-clean plan
-    has no DLQ outputs and no truncated envelopes."""
+def test_batch_event_reports_the_delivered_outputs_not_the_plans(make_tick: TickFactory) -> None:
+    """The event's clean_out, dlq_out and truncated_envelopes are the delivered counts it is
+    given (a clean output turned into a DLQ entry counts as DLQ), never the plan's."""
     mixed = processor().plan(
         source([make_tick.json(0), b"junk", make_tick.json(2), None]), validated_at="t"
     )
-    event = mixed.event()
-    assert (event["clean_out"], event["dlq_out"], mixed.clean_count) == (2, 2, 2)
-    assert event["truncated_envelopes"] == 0
-    clean = processor().plan(source([make_tick.json(i) for i in range(3)]), validated_at="t")
-    assert (clean.event()["clean_out"], clean.event()["dlq_out"]) == (3, 0)
+    assert counted(mixed) == (2, 2, 0)
+    event = mixed.event(mixed.violation_counts, (1, 3, 1))
+    assert (event["clean_out"], event["dlq_out"], event["truncated_envelopes"]) == (1, 3, 1)
 
 
 def test_window_rates_replace_only_the_null_fields(make_tick: TickFactory) -> None:

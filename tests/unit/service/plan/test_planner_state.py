@@ -14,7 +14,7 @@ from stream_validator.contracts.statespec import SymbolStateSpec
 from stream_validator.records import SourceRecord
 from stream_validator.service.plan.planner import BatchPlan, RouteProcessor
 from stream_validator.sim import Entity, Schedule, Simulator
-from tests.support.ticks import TICK_YAML, tick, tick_processor
+from tests.support.ticks import TICK_YAML, planned_event, tick, tick_processor
 
 
 def processor(policy: str = "alert", **state: object) -> RouteProcessor:
@@ -45,7 +45,7 @@ def test_sequence_gap_is_flagged_counted_and_flows_to_clean() -> None:
     assert [o.kind for o in result.outputs] == ["clean"] * 4
     assert result.state is not None
     assert result.state.counts == {"sequence_gap": 1}
-    event = result.event()["symbol_state"]
+    event = planned_event(result)["symbol_state"]
     assert event["events"] == {"sequence_gap": {"count": 1, "examples": ["AAPL"]}}
     assert event["symbols"] == 1 and event["quarantined"] == 0
 
@@ -58,7 +58,7 @@ def test_quarantine_action_sends_the_record_to_the_dlq_with_the_event_kind() -> 
     (violation,) = json.loads(result.outputs[2].value or b"")["violations"]
     assert violation["field"] == "seq" and "2 sequence number(s) missing" in violation["message"]
     assert result.violation_counts == {("seq", "sequence_gap"): 1}
-    assert result.event()["violations_by_kind"] == {"sequence_gap": 1}
+    assert planned_event(result)["violations_by_kind"] == {"sequence_gap": 1}
 
 
 def test_event_time_regression_can_quarantine() -> None:
@@ -187,7 +187,7 @@ def test_examples_are_capped_per_kind() -> None:
     """Seven symbols with a gap: seven counted, five example symbols, each cut short."""
     records = [r for i in range(7) for r in ticks([1, 3], symbol=f"S{i}-" + "x" * 60)]
     result = plan(processor(), records)
-    summary = result.event()["symbol_state"]["events"]["sequence_gap"]
+    summary = planned_event(result)["symbol_state"]["events"]["sequence_gap"]
     assert summary["count"] == 7
     assert len(summary["examples"]) == 5 and all(len(s) == 32 for s in summary["examples"])
 
@@ -213,7 +213,7 @@ def test_a_contract_without_state_reports_none() -> None:
     """No state section: no tracker, symbol_state None in the batch event."""
     contract = replace(load_contract(TICK_YAML), state=None)
     result = plan(tick_processor(contract=contract), ticks([1, 5]))
-    assert result.state is None and result.event()["symbol_state"] is None
+    assert result.state is None and planned_event(result)["symbol_state"] is None
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ import pytest
 from stream_validator.errors import ServiceExit
 from stream_validator.service.breaker.machine import BreakerState, BreakerTransition
 from stream_validator.service.delivery.accounting import RouteDelivery
-from stream_validator.service.delivery.committer import Outcome, Status
+from stream_validator.service.delivery.committer import BatchOutcome, BatchStatus
 from stream_validator.service.report.hooks import ServiceHooks
 from stream_validator.service.report.reporter import BatchReporter, notable
 from stream_validator.service.report.state import ServiceState
@@ -156,12 +156,12 @@ def test_the_batch_whose_probe_closes_the_breaker_is_logged_at_info(
     assert after == ["INFO", "DEBUG", "DEBUG", "DEBUG"]  # the probe, then 30 clean records
 
 
-def quiet() -> Outcome:
+def quiet() -> BatchOutcome:
     """A delivered route batch of two valid ticks."""
     plan = processor().plan(
         source([tick.json(1), tick.json(2)]), validated_at="2026-12-01T00:00:00Z"
     )
-    return Outcome(Status.DELIVERED, [RouteDelivery(plan, clean=2)])
+    return BatchOutcome(BatchStatus.DELIVERED, [RouteDelivery(plan, clean=2)])
 
 
 def quiet_event() -> dict[str, Any]:

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from stream_validator.service.delivery.accounting import RouteDelivery
-from stream_validator.service.delivery.committer import Outcome, Status
+from stream_validator.service.delivery.committer import BatchOutcome, BatchStatus
 from stream_validator.service.report.hooks import ServiceHooks
 from stream_validator.service.report.reporter import BatchReporter
 from stream_validator.service.report.state import ServiceState
@@ -17,9 +17,9 @@ from tests.support.ticks import tick
 from ..plan.test_planner import processor, source
 
 
-def delivered(clean: int = 1, dlq: int = 1) -> Outcome:
+def delivered(clean: int = 1, dlq: int = 1) -> BatchOutcome:
     plan = processor().plan(source([tick.json(1), b"garbage"]), validated_at="2026-12-01T00:00:00Z")
-    return Outcome(Status.DELIVERED, [RouteDelivery(plan, clean=clean, dlq=dlq)])
+    return BatchOutcome(BatchStatus.DELIVERED, [RouteDelivery(plan, clean=clean, dlq=dlq)])
 
 
 def test_raising_hook_is_counted_and_logged_once(caplog: pytest.LogCaptureFixture) -> None:
