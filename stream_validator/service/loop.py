@@ -29,12 +29,8 @@ from stream_validator.service.breaker.routes import RouteBreakers
 from stream_validator.service.consume.callbacks import ClientCallbacks
 from stream_validator.service.consume.readiness import Readiness
 from stream_validator.service.delivery.build import build_committer
-from stream_validator.service.delivery.committer import (
-    BatchOffsets,
-    BatchOutcome,
-    BatchStatus,
-    Committer,
-)
+from stream_validator.service.delivery.committer import BatchOutcome, BatchStatus, Committer
+from stream_validator.service.delivery.offsets import BatchOffsets
 from stream_validator.service.plan.planner import BatchPlan, RouteProcessor
 from stream_validator.service.report.hooks import ServiceHooks
 from stream_validator.service.report.reporter import BatchReporter

@@ -1,30 +1,26 @@
-"""Sending one batch's planned outputs and sorting out what became of each.
+"""The one accounting of deliveries: per route, what a batch delivered, counted from its
+outputs as produced once every one of them was acknowledged.
 
-Shared by both committers (``commit.py``): every planned output is prepared (a clean record
-the broker refused alone becomes a ``delivery_rejected`` DLQ entry), produced through the
-adapter's one produce loop (``kafka.io.produce_all``: suspects alone, a clean record the
-client finds too large replaced by an ``oversized`` DLQ entry), and the deliveries are
-counted per route from the acknowledgements: what went to clean and DLQ, truncated
-envelopes, end-to-end latencies. Nothing here commits.
+What went to clean and to the DLQ (after the delivery's conversions: ``oversized`` and
+``delivery_rejected`` DLQ entries in place of clean outputs), truncated envelopes, the
+violations of every DLQ entry delivered, the DLQ entries' positions (the circuit breaker's
+input) and the end-to-end latencies of the clean outputs. Reports, metrics and the breakers
+read these counts and nothing else.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import compress, repeat
+from operator import eq, itemgetter, not_
 
-from stream_validator.kafka.io import Deliveries, Status, produce_all
-from stream_validator.kafka.ports import Producer
-from stream_validator.records import OutputRecord, SourceRecord
-from stream_validator.service.delivery.rejections import (
-    Coordinates,
-    Rejection,
-    Rejections,
-    coordinates,
-)
-from stream_validator.service.delivery.replacements import Replacements
+from stream_validator.records import OutputRecord
 from stream_validator.service.plan.planner import BatchPlan
+
+_kind = itemgetter(OutputRecord._fields.index("kind"))
+_timestamp_ms = itemgetter(OutputRecord._fields.index("timestamp_ms"))
 
 
 @dataclass(slots=True)
@@ -60,112 +56,37 @@ class RouteDelivery:
         return planned + self.converted if self.converted else planned
 
 
-@dataclass(slots=True)
-class Sent:
-    """One batch's deliveries, sorted out."""
-
-    routes: list[RouteDelivery]
-    refused: list[Rejection] = field(default_factory=list)
-    failed: list[tuple[str, str, str]] = field(default_factory=list)  # (route, kind, reason)
-    unacked: int = 0
-    acked: list[SourceRecord] = field(default_factory=list)  # sources whose output landed
-
-    @property
-    def complete(self) -> bool:
-        """Every output was acknowledged."""
-        return not self.refused and not self.failed and not self.unacked
-
-
-class OutputStage:
-    """Prepares, produces and sorts the outputs of a batch."""
-
-    def __init__(
-        self,
-        replacements: Replacements,
-        rejections: Rejections,
-        *,
-        timeout_s: float,
-        clock: Callable[[], float],
-    ) -> None:
-        self.replacements = replacements
-        self._rejections = rejections
-        self._timeout_s = timeout_s
-        self._clock = clock
-
-    def send(self, producer: Producer, plans: Sequence[BatchPlan]) -> Sent:
-        """Produce every output of the plans, wait for the acknowledgements, sort them out."""
-        plan_of: dict[Coordinates, BatchPlan] = {}
-        index_of: dict[Coordinates, int] = {}
-        planned_clean: set[Coordinates] = set()
-        prepared: list[OutputRecord] = []
-        for plan in plans:
-            for index, output in enumerate(plan.outputs):
-                key = coordinates(output.source)
-                plan_of[key] = plan
-                index_of[key] = index
-                if output.kind == "clean":
-                    planned_clean.add(key)
-                prepared.append(self.replacements.prepare(plan, output))
-
-        def too_large(output: OutputRecord) -> OutputRecord | None:
-            if output.kind != "clean":
-                return None
-            # Key + headers pushed a valid record over the limit: quarantine it.
-            return self.replacements.oversized(plan_of[coordinates(output.source)], output)
-
-        deliveries = produce_all(
-            producer,
-            prepared,
-            timeout_s=self._timeout_s,
-            alone=lambda output: self._rejections.produce_alone(output.source),
-            too_large=too_large,
-            clock=self._clock,
-        )
-        return _sort(deliveries, plans, plan_of, index_of, planned_clean)
-
-
-def _sort(
-    deliveries: Deliveries[OutputRecord],
+def delivered_routes(
     plans: Sequence[BatchPlan],
-    plan_of: dict[Coordinates, BatchPlan],
-    index_of: dict[Coordinates, int],
-    planned_clean: set[Coordinates],
-) -> Sent:
-    routes = {plan.route: RouteDelivery(plan) for plan in plans}
-    sent = Sent(list(routes.values()))
-    for delivery in deliveries.items:
-        output = delivery.record
-        key = coordinates(output.source)
-        route = routes[plan_of[key].route]
-        status, error = delivery.status, delivery.error
-        if status is Status.DELIVERED:
-            sent.acked.append(output.source)
-            _count(route, output, delivery.acked_at, planned_clean=key in planned_clean)
-            if output.kind != "clean":
-                route.quarantined.append(index_of[key])
-        elif status in (Status.REFUSED, Status.TOO_LARGE):
-            reason = str(error) if error is not None else status.value
-            sent.refused.append(
-                Rejection(output.source, output.kind, output.topic, reason, delivery.alone)
-            )
-        elif status is Status.FAILED:
-            sent.failed.append((route.route, output.kind, str(error)))
-        else:
-            sent.unacked += 1
-    for delivered in sent.routes:
-        delivered.quarantined.sort()  # suspects are produced alone, out of order
-    return sent
-
-
-def _count(
-    route: RouteDelivery, output: OutputRecord, acked_at: float | None, *, planned_clean: bool
-) -> None:
-    if output.kind == "clean":
-        route.clean += 1
-        if output.timestamp_ms is not None and acked_at is not None:
-            route.latencies.append(max(acked_at - output.timestamp_ms / 1000.0, 0.0))
-        return
-    route.dlq += 1
-    route.truncated += output.truncated
-    if planned_clean:
-        route.add_conversion(output)
+    outputs: Sequence[OutputRecord],
+    converted: Sequence[int],
+    acked_at: float,
+) -> list[RouteDelivery]:
+    """Per route, what a completely acknowledged batch delivered: ``outputs`` as produced
+    (the plans' in order), ``converted`` the indices of those that replaced a clean output,
+    ``acked_at`` the wall clock when the batch was seen complete."""
+    routes: list[RouteDelivery] = []
+    start = 0
+    for plan in plans:
+        end = start + len(plan.outputs)
+        mine = outputs[start:end]
+        # Once per output of every batch: column by column, in C (no Python frame per
+        # output), as clean_outputs builds them.
+        clean = list(map(eq, map(_kind, mine), repeat("clean")))
+        dlq = list(compress(range(len(mine)), map(not_, clean)))
+        route = RouteDelivery(plan, clean=len(mine) - len(dlq), dlq=len(dlq))
+        route.quarantined = dlq
+        route.truncated = sum(mine[i].truncated for i in dlq)
+        for index in converted:
+            if start <= index < end:
+                route.add_conversion(outputs[index])
+        stamps = list(compress(map(_timestamp_ms, mine), clean))
+        if None in stamps:
+            stamps = [ms for ms in stamps if ms is not None]
+        latencies = [acked_at - ms / 1000.0 for ms in stamps]
+        if latencies and min(latencies) < 0.0:  # clock skew counts as 0
+            latencies = [max(seconds, 0.0) for seconds in latencies]
+        route.latencies = latencies
+        routes.append(route)
+        start = end
+    return routes

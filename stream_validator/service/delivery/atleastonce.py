@@ -15,7 +15,7 @@ one are reported and committable, and the failed batch and every later one are a
 never committed: each of their partitions is read again from its first offset not
 committed (outputs that landed are produced again: duplicates, never gaps; each key's
 outputs go out again in source order). A record refused for good switches to one batch at
-a time (``outputs.OutputStage``: suspects produced alone, flushed) until that batch is
+a time (``flight.launch_isolating``: suspects produced alone, flushed) until that batch is
 delivered.
 """
 
@@ -29,15 +29,16 @@ from collections.abc import Callable, Sequence
 from stream_validator.errors import KafkaClientError
 from stream_validator.kafka.ports import Consumer, Producer
 from stream_validator.records import TopicPartitionKey
-from stream_validator.service.delivery.accounting import OutputStage
 from stream_validator.service.delivery.committer import (
     BaseCommitter,
     BatchOutcome,
     BatchStatus,
     wait_for_commit,
 )
-from stream_validator.service.delivery.flight import BatchOffsets, Flight
+from stream_validator.service.delivery.flight import Flight
+from stream_validator.service.delivery.offsets import BatchOffsets, CommitPositions
 from stream_validator.service.delivery.rejections import Rejections
+from stream_validator.service.delivery.replacements import Replacements
 from stream_validator.service.plan.planner import BatchPlan
 
 log = logging.getLogger("stream_validator.service")
@@ -56,7 +57,7 @@ class AtLeastOnce(BaseCommitter):
         self,
         consumer: Consumer,
         producer: Producer,
-        stage: OutputStage,
+        replacements: Replacements,
         rejections: Rejections,
         *,
         on_commit: Callable[[], None],
@@ -65,15 +66,19 @@ class AtLeastOnce(BaseCommitter):
         flush_timeout_s: float,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        super().__init__(consumer, stage, rejections, on_commit=on_commit, safe=safe)
+        super().__init__(
+            consumer,
+            replacements,
+            rejections,
+            on_commit=on_commit,
+            safe=safe,
+            flush_timeout_s=flush_timeout_s,
+        )
         self._producer = producer
         self._interval_s = interval_s
-        self._flush_timeout_s = flush_timeout_s
         self._clock = clock
         self._flights: deque[Flight] = deque()
-        self._positions: dict[TopicPartitionKey, int] = {}  # delivered: may be committed
-        self._sent: dict[TopicPartitionKey, int] = {}  # the last commit issued
-        self._confirmed: dict[TopicPartitionKey, int] = {}  # the last commit known to succeed
+        self._positions = CommitPositions()  # fed by the delivered flights, in order
         self._last_commit = self._last_confirm = clock()
 
     @property
@@ -84,7 +89,7 @@ class AtLeastOnce(BaseCommitter):
     @property
     def busy(self) -> bool:
         """Outputs in flight, or delivered offsets not committed yet."""
-        return bool(self._flights) or self._positions != self._sent
+        return bool(self._flights) or self._positions.unsent
 
     @property
     def due_in_s(self) -> float:
@@ -110,8 +115,7 @@ class AtLeastOnce(BaseCommitter):
         """Send the batch's outputs; the outcomes of the batches finished meanwhile."""
         if self._rejections.pending:
             return self._submit_alone(plans, offsets)
-        flight = self._launch(self._producer, plans, offsets, time.perf_counter())
-        self._flights.append(flight)
+        self._flights.append(self._launch(self._producer, plans, offsets))
         return self.poll()
 
     def poll(self) -> list[BatchOutcome]:
@@ -121,7 +125,7 @@ class AtLeastOnce(BaseCommitter):
         now = self._clock()
         if now - self._last_commit >= self._interval_s:
             self._commit("interval", asynchronous=True)
-        if now - self._last_confirm >= CONFIRM_INTERVAL_S and self._sent != self._confirmed:
+        if now - self._last_confirm >= CONFIRM_INTERVAL_S and self._positions.unconfirmed:
             self._last_confirm = now
             self._commit("confirm", asynchronous=False)
         return outcomes
@@ -133,10 +137,8 @@ class AtLeastOnce(BaseCommitter):
 
     def drop(self, keys: Sequence[TopicPartitionKey]) -> None:
         """Never commit for partitions another member owns now."""
+        self._positions.drop(keys)
         for key in keys:
-            self._positions.pop(key, None)
-            self._sent.pop(key, None)
-            self._confirmed.pop(key, None)
             for flight in self._flights:
                 flight.offsets.first.pop(key, None)
                 flight.offsets.after.pop(key, None)
@@ -180,7 +182,7 @@ class AtLeastOnce(BaseCommitter):
 
     def _delivered(self, flight: Flight, acked_at: float) -> BatchOutcome:
         after = flight.offsets.after
-        self._positions.update(after)
+        self._positions.deliver(after)
         if self._rejections.pending:
             self._rejections.forget(after)
         duration = time.perf_counter() - flight.started
@@ -194,34 +196,24 @@ class AtLeastOnce(BaseCommitter):
         reread = self._read_again_too(outcomes, offsets)
         if reread is not None:
             return reread
-        started = time.perf_counter()
-        sent = self._send(self._producer, plans)
-        if not sent.complete:
-            return [*outcomes, self._not_delivered(sent, offsets)]
-        self._rejections.forget(offsets.after)
-        self._positions.update(offsets.after)
-        duration = time.perf_counter() - started
-        delivered = BatchOutcome(BatchStatus.DELIVERED, sent.routes, duration_s=duration)
-        return [*outcomes, delivered]
+        self._flights.append(self._launch(self._producer, plans, offsets))
+        return outcomes + self._drain()
 
     def _commit(self, reason: str, *, asynchronous: bool) -> None:
         """Commit the delivered offsets: those that moved (asynchronous), or all of them."""
         self._last_commit = self._clock()
         # A synchronous commit repeats what was only committed asynchronously (its failure
         # would go unseen).
-        known = self._sent if asynchronous else self._confirmed
-        offsets = {k: v for k, v in self._positions.items() if known.get(k) != v}
+        offsets = self._positions.to_commit(asynchronous=asynchronous)
         if not offsets:
             return
         try:
-            self._consumer.commit(dict(sorted(offsets.items())), asynchronous=asynchronous)
+            self._consumer.commit(offsets, asynchronous=asynchronous)
         except KafkaClientError as exc:
             log.warning(
                 "commit failed; will retry at the next commit",
                 extra={"reason": reason, "error": self._safe(exc)},
             )
             return
-        self._sent.update(offsets)
-        if not asynchronous:
-            self._confirmed.update(offsets)
+        self._positions.committed(offsets, asynchronous=asynchronous)
         self._on_commit()

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Protocol
@@ -13,7 +12,6 @@ from stream_validator.config.settings import ServiceConfig
 from stream_validator.errors import KafkaErrorInfo
 from stream_validator.kafka.ports import ClientFactory, Consumer, Producer
 from stream_validator.kafka.transactions import Transactions
-from stream_validator.service.delivery.accounting import OutputStage
 from stream_validator.service.delivery.atleastonce import AtLeastOnce
 from stream_validator.service.delivery.committer import Committer
 from stream_validator.service.delivery.rejections import Rejections
@@ -47,7 +45,7 @@ def build_committer(
     safe: Callable[[object], str],
     clock: Callable[[], datetime],
 ) -> Committer:
-    """The committer the config asks for, with its producer(s) and output stage."""
+    """The committer the config asks for, with its producer(s) and replacements."""
     rejections = Rejections()
     replacements = Replacements(
         processors,
@@ -55,13 +53,12 @@ def build_committer(
         max_message_bytes=config.max_message_bytes,
         clock=clock,
     )
-    stage = OutputStage(replacements, rejections, timeout_s=flush_timeout(config), clock=time.time)
     if not config.kafka.transactional_id:
         producer = clients.producer(on_error=on_error)
         return AtLeastOnce(
             consumer,
             producer,
-            stage,
+            replacements,
             rejections,
             on_commit=on_commit,
             safe=safe,
@@ -96,7 +93,7 @@ def build_committer(
     return Transactional(
         consumer,
         transactions,
-        stage,
+        replacements,
         rejections,
         recovery,
         on_commit=on_commit,

@@ -8,9 +8,10 @@ One interface (``Committer.submit(plans, offsets) -> [BatchOutcome]``), two impl
 * ``Transactional`` (``transactional.py``) sends the batches of one commit interval inside
   one Kafka transaction whose offsets commit with the outputs (``kafka.transactions``).
 
-Both learn from record-level refusals (``rejections.py``): the batches are re-read at once,
-suspects produced alone (one batch at a time, flushed, until they are committed), and a DLQ
-entry refused alone halts the service. An ``BatchOutcome`` says exactly what one batch delivered
+Both send through one path (``flight.launch``) and learn from record-level refusals
+(``rejections.py``): the batches are re-read at once, suspects produced alone
+(``flight.launch_isolating``: one batch at a time, flushed, until it is committed), and a DLQ
+entry refused alone halts the service. A ``BatchOutcome`` says exactly what one batch delivered
 to clean and DLQ per route, or what failed and where the consumer must rewind to; the loop
 reports from it and from nothing else.
 """
@@ -19,22 +20,22 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from stream_validator.kafka.io import send_all
 from stream_validator.kafka.ports import Consumer, Producer
-from stream_validator.records import OutputRecord, SourceRecord, TopicPartitionKey
-from stream_validator.service.delivery.accounting import OutputStage, RouteDelivery, Sent
-from stream_validator.service.delivery.flight import BatchOffsets, Flight, merged_rewind
+from stream_validator.records import TopicPartitionKey
+from stream_validator.service.delivery.accounting import RouteDelivery
+from stream_validator.service.delivery.flight import Flight, launch, launch_isolating
+from stream_validator.service.delivery.offsets import BatchOffsets, merged_rewind
 from stream_validator.service.delivery.rejections import Rejection, Rejections
+from stream_validator.service.delivery.replacements import Replacements
 from stream_validator.service.plan.planner import BatchPlan
 
 __all__ = [
-    "AckedOffsets",
     "BaseCommitter",
-    "BatchOffsets",
     "BatchOutcome",
     "BatchStatus",
     "Committer",
@@ -121,92 +122,49 @@ class Committer(Protocol):
         delivered; the outcomes of the batches finished meanwhile."""
 
 
-class AckedOffsets:
-    """Per partition, the offset below which every source record's output was acknowledged."""
-
-    def __init__(self) -> None:
-        self._pending: dict[TopicPartitionKey, set[int]] = {}
-        self._end: dict[TopicPartitionKey, int] = {}
-
-    def track(self, records: Iterable[SourceRecord]) -> None:
-        """Records whose outputs are on their way."""
-        for record in records:
-            key = (record.topic, record.partition)
-            self._pending.setdefault(key, set()).add(record.offset)
-            self._end[key] = max(self._end.get(key, 0), record.offset + 1)
-
-    def ack(self, records: Iterable[SourceRecord]) -> None:
-        """Records whose outputs were acknowledged."""
-        for record in records:
-            self._pending.get((record.topic, record.partition), set()).discard(record.offset)
-
-    def committable(self, keys: Iterable[TopicPartitionKey]) -> dict[TopicPartitionKey, int]:
-        """Per partition: the oldest unacknowledged offset, else one past the newest record."""
-        found = {}
-        for key in keys:
-            if key in self._end:
-                pending = self._pending.get(key)
-                found[key] = min(pending) if pending else self._end[key]
-        return found
-
-    def rewind(self, first: Mapping[TopicPartitionKey, int]) -> None:
-        """The records from ``first`` on will be read again: stop waiting for them."""
-        for key, offset in first.items():
-            self._pending[key] = {o for o in self._pending.get(key, set()) if o < offset}
-            self._end[key] = offset
-
-    def drop(self, keys: Iterable[TopicPartitionKey]) -> None:
-        """Partitions gone to another member."""
-        for key in keys:
-            self._pending.pop(key, None)
-            self._end.pop(key, None)
-
-
 class BaseCommitter:
-    """What both committers share: sending, acknowledgement tracking, refused records."""
+    """What both committers share: the send path, abandoning failed flights, refusals."""
 
     def __init__(
         self,
         consumer: Consumer,
-        stage: OutputStage,
+        replacements: Replacements,
         rejections: Rejections,
         *,
         on_commit: Callable[[], None],
         safe: Callable[[object], str],
+        flush_timeout_s: float,
     ) -> None:
         self._consumer = consumer
-        self._stage = stage
+        self._replacements = replacements
         self._rejections = rejections
         self._on_commit = on_commit
         self._safe = safe
-        self.acked = AckedOffsets()
+        self._flush_timeout_s = flush_timeout_s
         self._ready: list[BatchOutcome] = []  # finished inside a client callback, for the loop
 
     def _launch(
-        self, producer: Producer, plans: Sequence[BatchPlan], offsets: BatchOffsets, now: float
+        self, producer: Producer, plans: Sequence[BatchPlan], offsets: BatchOffsets
     ) -> Flight:
-        """Send every output of the plans without waiting (nothing refused is pending)."""
-        outputs = [out for plan in plans for out in plan.outputs]
-        flight = Flight(plans, offsets, outputs, now, pending=len(outputs))
-        plan_of = _plan_index(plans)
-        replacements = self._stage.replacements
-
-        def too_large(output: OutputRecord) -> OutputRecord | None:
-            if output.kind != "clean":
-                return None
-            # Key + headers pushed a valid record over the limit: quarantine it.
-            return replacements.oversized(plan_of(output), output)
-
-        flight.refused, flight.replaced = send_all(
-            producer, outputs, flight.on_ack, too_large=too_large
+        """Send the plans' outputs without waiting: at once, or, while refused records are
+        isolated, each suspect alone (the caller then waits for this flight alone)."""
+        started = time.perf_counter()
+        if not self._rejections.pending:
+            return launch(producer, plans, offsets, started, self._replacements)
+        return launch_isolating(
+            producer,
+            plans,
+            offsets,
+            started,
+            self._replacements,
+            self._rejections,
+            flush_timeout_s=self._flush_timeout_s,
         )
-        flight.pending -= len(flight.refused)  # no callback comes for those
-        return flight
 
     def _abandon(self, flights: Sequence[Flight]) -> BatchOutcome:
         """These flights (a failed one and every later one) are not committed: read their
         partitions again from the oldest one's first offsets; learn what was refused."""
-        rewind = merged_rewind(flights)
+        rewind = merged_rewind(flight.offsets for flight in flights)
         refused: list[Rejection] = []
         failed: list[tuple[str, str, str]] = []
         unacked = 0
@@ -215,31 +173,12 @@ class BaseCommitter:
             refused += rejections
             failed += failures
             unacked += max(flight.pending, 0)
-        self.acked.rewind(rewind)
         if refused:
             return self._refused_outcome(refused, rewind)
         reasons = sorted({reason for _, _, reason in failed})
         what = f"{len(failed)} outputs failed, {unacked} unacknowledged"
         reason = f"{what}: {'; '.join(reasons)[:500]}" if reasons else what
         return BatchOutcome(BatchStatus.FAILED, rewind=rewind, reason=reason, failed=failed)
-
-    def _send(self, producer: Producer, plans: Sequence[BatchPlan]) -> Sent:
-        self.acked.track(out.source for plan in plans for out in plan.outputs)
-        sent = self._stage.send(producer, plans)
-        self.acked.ack(sent.acked)
-        return sent
-
-    def _not_delivered(self, sent: Sent, offsets: BatchOffsets) -> BatchOutcome:
-        """Nothing of the batch is committed: re-read it (refusals) or retry it."""
-        self.acked.rewind(offsets.first)
-        if sent.refused:
-            return self._refused_outcome(sent.refused, offsets.first)
-        reasons = sorted({reason for _, _, reason in sent.failed})
-        what = f"{len(sent.failed)} outputs failed, {sent.unacked} unacknowledged"
-        reason = f"{what}: {'; '.join(reasons)[:500]}" if reasons else what
-        return BatchOutcome(
-            BatchStatus.FAILED, rewind=offsets.first, reason=reason, failed=sent.failed
-        )
 
     def _refused_outcome(
         self, refused: list[Rejection], rewind: dict[TopicPartitionKey, int]
@@ -284,16 +223,4 @@ class BaseCommitter:
 
     def drop(self, keys: Sequence[TopicPartitionKey]) -> None:
         """Forget partitions this member no longer owns."""
-        self.acked.drop(keys)
         self._rejections.forget_partitions(list(keys))
-
-
-def _plan_index(plans: Sequence[BatchPlan]) -> Callable[[OutputRecord], BatchPlan]:
-    """The plan an output belongs to (only asked for the rare too-large output)."""
-    if len(plans) == 1:
-        return lambda _: plans[0]
-
-    def plan_of(output: OutputRecord) -> BatchPlan:
-        return next(p for p in plans if any(o.source is output.source for o in p.outputs))
-
-    return plan_of

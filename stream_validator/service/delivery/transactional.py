@@ -32,20 +32,16 @@ from stream_validator.errors import (
 from stream_validator.kafka.ports import Consumer, Producer
 from stream_validator.kafka.transactions import Transactions, committed_positions
 from stream_validator.records import TopicPartitionKey
-from stream_validator.service.delivery.accounting import OutputStage
 from stream_validator.service.delivery.committer import (
     BaseCommitter,
     BatchOutcome,
     BatchStatus,
     wait_for_commit,
 )
-from stream_validator.service.delivery.flight import (
-    BatchOffsets,
-    Flight,
-    merged_after,
-    merged_rewind,
-)
+from stream_validator.service.delivery.flight import Flight
+from stream_validator.service.delivery.offsets import BatchOffsets, merged_after, merged_rewind
 from stream_validator.service.delivery.rejections import Rejections
+from stream_validator.service.delivery.replacements import Replacements
 from stream_validator.service.plan.planner import BatchPlan
 
 log = logging.getLogger("stream_validator.service")
@@ -70,7 +66,7 @@ class Transactional(BaseCommitter):
         self,
         consumer: Consumer,
         transactions: Transactions,
-        stage: OutputStage,
+        replacements: Replacements,
         rejections: Rejections,
         recovery: Recovery,
         *,
@@ -80,11 +76,17 @@ class Transactional(BaseCommitter):
         flush_timeout_s: float,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        super().__init__(consumer, stage, rejections, on_commit=on_commit, safe=safe)
+        super().__init__(
+            consumer,
+            replacements,
+            rejections,
+            on_commit=on_commit,
+            safe=safe,
+            flush_timeout_s=flush_timeout_s,
+        )
         self._txn = transactions
         self._recovery = recovery
         self._interval_s = interval_s
-        self._flush_timeout_s = flush_timeout_s
         self._clock = clock
         self._flights: list[Flight] = []  # the batches of the open transaction
         self._opened_at = 0.0
@@ -142,7 +144,7 @@ class Transactional(BaseCommitter):
             except ProducerLostError as exc:
                 return [*self._take_ready(), self._lost(exc, offsets.first, [])]
             self._opened_at = self._clock()
-        self._flights.append(self._launch(self._txn.producer, plans, offsets, time.perf_counter()))
+        self._flights.append(self._launch(self._txn.producer, plans, offsets))
         return self.poll()
 
     def poll(self) -> list[BatchOutcome]:
@@ -167,7 +169,9 @@ class Transactional(BaseCommitter):
         gone = set(keys)
         if any(gone & flight.offsets.first.keys() for flight in self._flights):
             flights, self._flights = self._flights, []
-            rewind = {k: v for k, v in merged_rewind(flights).items() if k not in gone}
+            rewind = {
+                k: v for k, v in merged_rewind(f.offsets for f in flights).items() if k not in gone
+            }
             reason = "partitions lost: the open transaction was aborted"
             outcome = BatchOutcome(BatchStatus.REREAD, rewind=rewind, reason=reason)
             self._ready.append(self._abort_refused(outcome, rewind))
@@ -192,19 +196,18 @@ class Transactional(BaseCommitter):
         if not self._flights:
             return []
         flights, self._flights = self._flights, []
-        rewind = merged_rewind(flights)
+        rewind = merged_rewind(flight.offsets for flight in flights)
         try:
             self._txn.producer.flush(self._flush_timeout_s)
             if any(flight.failed or flight.pending for flight in flights):
                 return [self._failed(flights, rewind)]
-            offsets = merged_after(flights)
+            offsets = merged_after(flight.offsets for flight in flights)
             aborted = self._txn.commit(offsets)
         except ProducerLostError as exc:
             return [self._lost(exc, rewind, [])]
         except KafkaClientError as exc:  # a fatal error raised by flush
             return [self._lost(ProducerLostError(f"flush failed: {exc}"), rewind, [])]
         if aborted is not None:
-            self.acked.rewind(rewind)
             return [
                 BatchOutcome(
                     BatchStatus.FAILED, rewind=rewind, reason=f"transaction aborted: {aborted}"
@@ -235,32 +238,14 @@ class Transactional(BaseCommitter):
 
     def _submit_alone(self, plans: Sequence[BatchPlan], offsets: BatchOffsets) -> BatchOutcome:
         """Refused records are being isolated: this batch alone in a transaction (rare)."""
-        failed: list[tuple[str, str, str]] = []
-        started = time.perf_counter()
         try:
             self._txn.begin()
-            sent = self._send(self._txn.producer, plans)
-            if sent.refused:
-                return self._abort_refused(self._not_delivered(sent, offsets), offsets.first)
-            if not sent.complete:
-                failed = sent.failed
-                why = self._not_delivered(sent, offsets).reason
-                raise ProducerLostError(f"outputs of the transaction failed ({why})")
-            commit = self.acked.committable(offsets.after)
-            aborted = self._txn.commit(commit)
-            if aborted is not None:
-                self.acked.rewind(offsets.first)
-                return BatchOutcome(
-                    BatchStatus.FAILED,
-                    rewind=offsets.first,
-                    reason=f"transaction aborted: {aborted}",
-                )
         except ProducerLostError as exc:
-            return self._lost(exc, offsets.first, failed)
-        self._rejections.forget(offsets.after)
-        self._on_commit()
-        duration = time.perf_counter() - started
-        return BatchOutcome(BatchStatus.DELIVERED, sent.routes, duration_s=duration)
+            return self._lost(exc, offsets.first, [])
+        self._opened_at = self._clock()
+        self._flights = [self._launch(self._txn.producer, plans, offsets)]
+        [outcome] = self._commit_open()  # one flight: one outcome, delivered or not
+        return outcome
 
     def _abort_refused(
         self, outcome: BatchOutcome, rewind: dict[TopicPartitionKey, int]
@@ -283,7 +268,6 @@ class Transactional(BaseCommitter):
         first: dict[TopicPartitionKey, int],
         failed: list[tuple[str, str, str]],
     ) -> BatchOutcome:
-        self.acked.rewind(first)
         reason = f"abandoning the transactional producer: {exc}"
         if not self._replace(exc):
             return BatchOutcome(BatchStatus.FAILED, rewind=first, reason=reason, failed=failed)

@@ -1,15 +1,23 @@
-"""Flight.delivered: what a complete flight reports per route, from its outputs."""
+"""The send path and Flight.delivered: how a batch goes out, and what a complete flight
+reports per route, from its outputs."""
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
+from datetime import UTC, datetime
 
 import pytest
 
 from stream_validator.records import OutputRecord, SourceRecord
-from stream_validator.service.delivery.flight import BatchOffsets, Flight
+from stream_validator.service.delivery.flight import Flight, launch_isolating
+from stream_validator.service.delivery.offsets import BatchOffsets
+from stream_validator.service.delivery.rejections import Rejection, Rejections
+from stream_validator.service.delivery.replacements import Replacements
 from stream_validator.service.plan.planner import BatchPlan
 from stream_validator.verify import SchemaContractValidationReport
+
+NOW = datetime(2026, 12, 3, tzinfo=UTC)
 
 
 def plan(route: str, outputs: list[OutputRecord]) -> BatchPlan:
@@ -62,3 +70,40 @@ def test_an_all_clean_route_has_no_dlq_positions() -> None:
     (route,) = Flight([plan("a", outputs)], BatchOffsets({}, {}), outputs, 0.0).delivered(100.0)
     assert (route.clean, route.dlq, route.quarantined) == (3, 0, [])
     assert route.latencies == pytest.approx([1.0, 0.999, 0.998])
+
+
+class _Recorder:
+    """A producer that takes everything and logs what it was asked to do, in order."""
+
+    def __init__(self) -> None:
+        self.calls: list[object] = []
+
+    def produce_batch(self, records: list[OutputRecord], start: int, on_ack: object) -> int:
+        self.calls.append([r.source.offset for r in records[start:]])
+        return len(records)
+
+    def flush(self, timeout_s: float) -> int:
+        self.calls.append("flush")
+        return 0
+
+
+def test_isolating_produces_each_suspect_alone_between_flushes() -> None:
+    """While refusals are isolated the same produce loop sends the batchmates in order and
+    each suspect on its own, flushed before and after; the flight knows which went alone,
+    so a refusal of one of them is its own."""
+    outputs = [output("clean", i, None) for i in range(5)]
+    rejections = Rejections()
+    suspect = Rejection(outputs[1].source, "clean", "clean", "INVALID_RECORD", alone=False)
+    rejections.learn([suspect, replace(suspect, source=outputs[3].source)])
+    producer = _Recorder()
+    flight = launch_isolating(
+        producer,  # type: ignore[arg-type]
+        [plan("a", outputs)],
+        BatchOffsets({("src", 0): 0}, {("src", 0): 5}),
+        0.0,
+        Replacements({}, rejections, max_message_bytes=1000, clock=lambda: NOW),
+        rejections,
+        flush_timeout_s=1.0,
+    )
+    assert producer.calls == [[0], "flush", [1], "flush", [2], "flush", [3], "flush", [4]]
+    assert flight.alone == {1, 3} and flight.pending == 5 and flight.outputs == outputs
