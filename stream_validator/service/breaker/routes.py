@@ -1,4 +1,4 @@
-"""The routes' DLQ circuit breakers wired to the consumer (the state machine is ``breaker``).
+"""The routes' DLQ circuit breakers wired to the consumer (the state machine is ``machine``).
 
 The loop thread calls, in each turn: ``poll`` (operator resumes, cool-downs, partitions
 assigned to a paused route), ``admit`` on what consume() returned, and ``record`` with

@@ -1,7 +1,7 @@
 """Liveness, readiness and status over HTTP (``/healthz``, ``/readyz``, ``/status``), and
 the operator's ``POST /breaker/resume?route=NAME`` that closes a route's circuit breaker.
 
-Bounded against slow or idle clients (``httpbound.py``): a read timeout per request and a
+Bounded against slow or idle clients (``bounded.py``): a read timeout per request and a
 cap on connection threads, the oldest half-sent request evicted when the cap is reached.
 
 Resume changes state, so it needs ``Authorization: Bearer <token>`` (the token of

@@ -1,10 +1,10 @@
 """PURE routing: one route's micro-batch in, the records to produce out.
 
 No Kafka here: the loop hands the adapter's SourceRecords to a RouteProcessor, gets a
-BatchPlan and gives it to the committer (``commit.py``), which produces ``plan.outputs`` in
+BatchPlan and gives it to the committer (``delivery/``), which produces ``plan.outputs`` in
 order and commits only once every output was acknowledged. The plan says what *should* go
 where; what was delivered (after oversized and delivery_rejected conversions) is the
-committer's ``Outcome``, and that is what gets counted.
+committer's ``BatchOutcome``, and that is what gets counted.
 """
 
 from __future__ import annotations
