@@ -1,35 +1,19 @@
 """Prometheus metrics of the streaming service; with ``integritymetrics`` (per-symbol state,
 NaN/±Inf rates), ``breakermetrics`` (the circuit breakers'), ``histogram`` (a histogram fed
-per batch) and ``metricsserver`` (the /metrics endpoint) the only modules that import
+per batch) and ``http.metricsserver`` (the /metrics endpoint) the only modules that import
 prometheus_client.
 
 Every metric lives on an injected ``CollectorRegistry`` (never the global one), so each
 service instance and each test owns its metrics.
 
-Label policy (the number of series is bounded by construction):
-
-* Values that come from code or configuration -- ``route``, ``contract``, ``topic``,
-  versions, the ``event`` and ``output`` enums, violation kinds, counts and timings -- are
-  checked and a wrong one raises ``ValueError`` (a programming or configuration error)
-  *before* anything is recorded, so a bad call never half-updates the registry.
-* Values derived from payloads are never used raw. An unknown field name (a payload key)
-  gets its own ``field`` label only if it is one of the first ``max_unknown_field_labels``
-  distinct names of its contract, is printable, at most 128 characters long and not a
-  reserved label; every other name is counted under ``"__overflow__"``. Declared field
-  names get the same treatment with a fixed backstop cap of 1000 per contract. A nested
-  field's violation is labelled by its path without indexes (``levels[].price``).
-  Payload values (symbols, prices, ...) are never read.
-* Rule names (``rule``) are declared in the contract (``[a-z][a-z0-9_]*``, unique): a
-  closed set, given the same backstop cap of 1000 per contract. ``rule`` is ``""`` on
-  every violation that is not a ``rule_violation``.
-* librdkafka statistics are external data: malformed entries are skipped, never raised on.
+The label policy (the number of series is bounded by construction) is stated in ``series``,
+with the label sets it checks.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -44,13 +28,20 @@ from stream_validator.labels import (
     is_count,
     is_number,
 )
-from stream_validator.service.http.metricsserver import (
-    MetricsServer,
-    render_metrics,
-    start_http_server,
-)
 from stream_validator.service.telemetry.histogram import BatchHistogram
 from stream_validator.service.telemetry.lagstats import consumer_lags
+from stream_validator.service.telemetry.series import (
+    BATCH_DURATION_BUCKETS,
+    BATCH_SIZE_BUCKETS,
+    HOOKS,
+    LATENCY_BUCKETS,
+    MAX_DECLARED_FIELD_LABELS,
+    OUTPUTS,
+    REBALANCE_EVENTS,
+    RULE_KIND,
+    RouteSeries,
+    check_report,
+)
 from stream_validator.verify import SchemaContractValidationReport, ViolationKind
 
 # CollectorRegistry is re-exported so the app can build a registry without importing
@@ -61,29 +52,8 @@ __all__ = [
     "REBALANCE_EVENTS",
     "RECORD_LABEL",
     "CollectorRegistry",
-    "MetricsServer",
     "ServiceMetrics",
-    "render_metrics",
-    "start_http_server",
 ]
-
-REBALANCE_EVENTS = frozenset({"assigned", "revoked", "lost"})
-OUTPUTS = frozenset({"clean", "dlq"})
-HOOKS = frozenset(
-    {"on_batch", "on_clean_latencies", "on_delivery_failure", "on_truncated", "on_rebalance",
-     "on_commit", "on_stats", "on_ready", "on_breaker", "batch report"}
-)  # fmt: skip
-VIOLATION_KINDS = frozenset(str(kind) for kind in ViolationKind)
-_RULE_KIND = str(ViolationKind.RULE_VIOLATION)
-MAX_DECLARED_FIELD_LABELS = 1000
-
-BATCH_SIZE_BUCKETS = (1, 10, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000)
-BATCH_DURATION_BUCKETS = (
-    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
-)  # fmt: skip
-LATENCY_BUCKETS = (
-    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
-)  # fmt: skip
 
 
 class ServiceMetrics:
@@ -107,7 +77,7 @@ class ServiceMetrics:
         # ``labels()`` call checks and hashes its labels each time, and a batch made ~20 of
         # them, as much as planning a small batch. Label mappings never change (a declared
         # name's label is fixed once given), and none of these series is ever removed.
-        self._route_series: dict[tuple[str, str], _RouteSeries] = {}
+        self._route_series: dict[tuple[str, str], RouteSeries] = {}
         self._field_series: dict[tuple[str, str], tuple[Any, Any]] = {}
 
         def counter(name: str, doc: str, labels: Sequence[str]) -> Counter:
@@ -248,7 +218,7 @@ class ServiceMetrics:
         with self._lock:
             for name in rules:
                 label, _ = self._rules.label(contract, name)
-                self._flagged.labels(route, contract, RECORD_LABEL, _RULE_KIND, label)
+                self._flagged.labels(route, contract, RECORD_LABEL, RULE_KIND, label)
 
     def observe_batch(
         self,
@@ -274,7 +244,7 @@ class ServiceMetrics:
             config_label("route", route)
             config_label("contract", report.contract_name)
         contract = report.contract_name
-        _check_report(report)
+        check_report(report)
         valid = report.valid_count if clean is None else clean
         quarantined = report.quarantined_count if dlq is None else dlq
         if not (is_count(valid) and is_count(quarantined)):
@@ -311,13 +281,13 @@ class ServiceMetrics:
                     label = self._unknown_label(contract, metric_path(name), now)
                 else:  # levels[3].price is counted as levels[].price
                     label, _ = self._declared.label(contract, metric_path(name))
-                if kind == _RULE_KIND and name is None:
+                if kind == RULE_KIND and name is None:
                     # Split by rule; any rest (counts given without rules) under rule "".
                     for rule, m in report.rule_violation_counts.items():
                         m = min(m, n)
                         if m:
                             rule_label, _ = self._rules.label(contract, rule)
-                            self._violations.labels(contract, label, _RULE_KIND, rule_label).inc(m)
+                            self._violations.labels(contract, label, RULE_KIND, rule_label).inc(m)
                             n -= m
                     if not n:
                         continue
@@ -336,18 +306,18 @@ class ServiceMetrics:
         """Count the flagged breaches of the batch's valid records (under the lock)."""
         for rule, n in report.flagged_counts.items():
             label, _ = self._rules.label(contract, rule)
-            self._flagged.labels(route, contract, RECORD_LABEL, _RULE_KIND, label).inc(n)
+            self._flagged.labels(route, contract, RECORD_LABEL, RULE_KIND, label).inc(n)
         for (name, kind), n in report.flagged_field_counts.items():
             label, _ = self._declared.label(contract, metric_path(name))
             self._flagged.labels(route, contract, label, kind, "").inc(n)
 
-    def _new_route_series(self, route: str, contract: str) -> _RouteSeries:
+    def _new_route_series(self, route: str, contract: str) -> RouteSeries:
         """Create a route's series (failure counters at 0, so increase() catches the
         first one) and keep their children (labels checked; under the lock)."""
         for output in sorted(OUTPUTS):
             self._delivery_failures.labels(route, output)
         self._truncated.labels(route)
-        series = _RouteSeries(
+        series = RouteSeries(
             consumed=self._consumed.labels(route, contract),
             valid=self._valid.labels(route, contract),
             quarantined=self._quarantined.labels(route, contract),
@@ -432,39 +402,3 @@ class ServiceMetrics:
         if first:
             self._first_seen.labels(contract, label).set(now)
         return label
-
-
-def _check_report(report: SchemaContractValidationReport) -> None:
-    counts = (report.total_records, report.valid_count, report.quarantined_count)
-    if not all(is_count(n) for n in counts):
-        raise ValueError(f"report counts must be ints >= 0, got {counts!r}")
-    kinds = {str(kind) for _, kind in report.violation_counts}
-    kinds.update(str(kind) for _, kind in report.flagged_field_counts)
-    bad = sorted(kinds - VIOLATION_KINDS)
-    if bad:
-        raise ValueError(f"unknown violation kinds {bad}; expected ViolationKind values")
-    tallies: tuple[Mapping[Any, int], ...] = (
-        report.violation_counts,
-        report.rule_violation_counts,
-        report.flagged_counts,
-        report.flagged_field_counts,
-    )
-    for tally in tallies:
-        if not all(is_count(n) for n in tally.values()):
-            raise ValueError("violation and flagged counts must be ints >= 0")
-    rates = list(report.null_rates.values())
-    if not all(is_number(r) for r in rates):
-        raise ValueError(f"null rates must be finite numbers, got {rates!r}")
-
-
-@dataclass(frozen=True, slots=True)
-class _RouteSeries:
-    """The children of one (route, contract) that every batch updates."""
-
-    consumed: Any
-    valid: Any
-    quarantined: Any
-    batches: Any
-    batch_size: Any
-    batch_duration: Any
-    drift: Any

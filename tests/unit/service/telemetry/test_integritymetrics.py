@@ -13,9 +13,9 @@ from stream_validator import (
     SchemaContract,
     SchemaContractValidationReport,
 )
+from stream_validator.service.http.metricsserver import render_metrics
 from stream_validator.service.plan.routestate import StateSummary
 from stream_validator.service.telemetry.integritymetrics import IntegrityMetrics
-from stream_validator.service.telemetry.metrics import render_metrics
 
 CONTRACT = SchemaContract(
     "quotes",

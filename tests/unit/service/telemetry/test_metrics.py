@@ -17,13 +17,8 @@ from stream_validator import (
     SchemaContract,
     SchemaContractValidationReport,
 )
-from stream_validator.service.telemetry.metrics import (
-    OVERFLOW_LABEL,
-    RECORD_LABEL,
-    ServiceMetrics,
-    render_metrics,
-    start_http_server,
-)
+from stream_validator.service.http.metricsserver import render_metrics, start_http_server
+from stream_validator.service.telemetry.metrics import OVERFLOW_LABEL, RECORD_LABEL, ServiceMetrics
 from tests.support.http import half_sent
 from tests.support.ticks import tick_contract
 
