@@ -141,7 +141,7 @@ class ServiceMetrics:
             "Batch processing time.",
             BATCH_DURATION_BUCKETS,
         )
-        # One value per clean record: a histogram fed per batch (see service/histogram.py).
+        # One value per clean record: a histogram fed per batch (see telemetry/histogram.py).
         self._latency = BatchHistogram(
             "stream_validator_end_to_end_latency_seconds",
             "Source record timestamp to clean-topic produce ack.",
