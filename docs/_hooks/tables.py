@@ -264,9 +264,9 @@ def service_registry() -> Any:
     so its label names show."""
     from prometheus_client import CollectorRegistry
 
-    from stream_validator.service.breakermetrics import BreakerMetrics
-    from stream_validator.service.integritymetrics import IntegrityMetrics
-    from stream_validator.service.metrics import ServiceMetrics
+    from stream_validator.service.telemetry.breakermetrics import BreakerMetrics
+    from stream_validator.service.telemetry.integritymetrics import IntegrityMetrics
+    from stream_validator.service.telemetry.metrics import ServiceMetrics
 
     registry = CollectorRegistry()
     metrics = ServiceMetrics(registry)

@@ -8,16 +8,13 @@ from typing import Any
 
 import pytest
 import yaml
+from prometheus_client import CollectorRegistry
 
 from stream_validator.service import app
-from stream_validator.service.metrics import (
-    CollectorRegistry,
-    ServiceMetrics,
-    render_metrics,
-    start_http_server,
-)
+from stream_validator.service.http.metricsserver import render_metrics, start_http_server
+from stream_validator.service.telemetry.metrics import ServiceMetrics
 
-TICK = str(Path(__file__).resolve().parents[3] / "config" / "contracts" / "tick.yaml")
+TICK = str(Path(__file__).resolve().parents[4] / "config" / "contracts" / "tick.yaml")
 OPENMETRICS = "application/openmetrics-text; version=1.0.0"
 
 
