@@ -7,7 +7,7 @@ top-level ``--help`` lists ``COMMANDS`` without importing any. Every option's he
 (``argtypes.show_defaults``). Exit codes: ``errors.CheckExit`` for
 ``check-contract``/``validate``/``check-config`` (0 valid, 1 invalid, 2 usage or setup
 error); the other commands document theirs (``ServiceExit``, ``ResumeExit``,
-``ReplayExit``, ``SimulateExit``).
+``ReplayExit``, ``SimulateExit``, ``InferExit``, ``DiffExit``).
 """
 
 from __future__ import annotations
@@ -36,6 +36,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("simulate", "produce simulated market data (with vendor drift) to a topic"),
     "dev-kafka": ("devkafka", "run a local single-node Kafka broker (development)"),
     "replay": ("replay", "re-validate quarantined DLQ records and send the fixed ones on"),
+    "infer": ("infer", "draft a contract from a JSON-lines file or a topic sample"),
+    "diff-contract": (
+        "diffcontract",
+        "classify the changes between two contract versions (exit 1: tightening)",
+    ),
 }
 
 
