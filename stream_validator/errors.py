@@ -238,7 +238,8 @@ class InferExit(enum.IntEnum):
 
 
 class DiffExit(enum.IntEnum):
-    """``diff-contract``; with several, the highest listed here wins: 2, 3, 1, 0."""
+    """``diff-contract``; when several apply, USAGE wins over VERSION_NOT_BUMPED, and that
+    over TIGHTENING."""
 
     OK = 0  # no tightening change
     TIGHTENING = 1  # at least one change would newly quarantine records that passed OLD
