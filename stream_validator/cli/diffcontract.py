@@ -52,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
     """Run ``stream-validator diff-contract``; return the exit code."""
     if args.sample is not None or args.topic is not None or args.config or args.bootstrap:
         check_topic_options(args.parser, args, args.sample)
+    elif args.sample_size is not None:
+        args.parser.error("--sample-records goes with --sample or --topic")
     try:
         old, new = load_contract(args.old), load_contract(args.new)
     except StreamValidatorError as exc:

@@ -80,11 +80,13 @@ def test_exit_2_for_a_malformed_contract(
 
 
 def test_exit_2_for_bad_usage(tmp_path: Path) -> None:
-    """A missing argument, or --config with a sample file: usage, exit 2."""
+    """A missing argument, --config with a sample file, a sample count without a sample:
+    usage, exit 2."""
     old = _file(tmp_path, "old.yaml", OLD)
     for argv in (
         ["diff-contract", old],
         ["diff-contract", old, old, "--sample", "s", "--config", "c"],
+        ["diff-contract", old, old, "--sample-records", "5"],
     ):
         with pytest.raises(SystemExit) as exc:
             main(argv)

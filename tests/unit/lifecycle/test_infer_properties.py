@@ -59,7 +59,7 @@ def samples(draw: st.DrawFn) -> list[bytes]:
     return lines
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     samples(),
     st.sampled_from([Fraction(0), Fraction(1, 10), Fraction(1, 2), Fraction(3)]),
