@@ -112,3 +112,28 @@ def test_json_with_a_sample_counts_flips_per_change(
     assert report["sample"]["newly_quarantined"] == 2
     assert report["counts"] == {"tightening": 1, "loosening": 0, "neutral": 1}
     assert report["exit_code"] == 1
+
+
+def test_a_topic_sample_through_the_adapter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--topic with --bootstrap: the flips are counted on the topic's newest records,
+    examples named by sample position."""
+    import stream_validator.kafka.clients as clients
+    from stream_validator.kafka.fake import FakeBroker
+
+    broker = FakeBroker()
+    broker.create_topic("ticks", 1)
+    for price in (10.0, 60.0, 20.0, 70.0):
+        broker.append("ticks", encode_json({"price": price, "bid": 1.0}), partition=0)
+    monkeypatch.setattr(clients, "create_admin", lambda *a, **k: broker.admin())
+    monkeypatch.setattr(
+        clients, "create_consumer", lambda *a, **k: broker.consumer(partition_eof=True)
+    )
+    new = _new(tmp_path, "2", ("max_value: 100.0", "max_value: 50.0"))
+    old = _file(tmp_path, "old.yaml", OLD)
+    argv = ["diff-contract", old, new, "--bootstrap", "h:1", "--topic", "ticks"]
+    assert main([*argv, "--sample-records", "3"]) == DiffExit.TIGHTENING
+    out = capsys.readouterr().out
+    assert "[2 sampled record(s) newly quarantined, e.g. line(s) 1, 3]" in out  # 60, 20, 70
+    assert "sample: 3 records, 2 newly quarantined" in out
