@@ -168,3 +168,23 @@ def test_the_rendered_file_loads_back_as_the_same_contract() -> None:
     keyed = [{**r, "we\nird": 1, "null": 2, "Yes": 3} for r in records]
     draft, _ = draft_of(lines_of(keyed))
     assert reloaded(draft) == draft.contract
+
+
+def test_integer_literals_beyond_64_bits_make_a_float_field_that_passes_them() -> None:
+    """The decoder reads a literal past 64 bits as a float: the field is float, and both
+    verifier paths pass the sample; an unsigned 64-bit int keeps an int field."""
+    from stream_validator.verify import DataSchemaContractVerifier
+
+    for lines, expected in (
+        (
+            [b'{"n": 1180591620717411303424}', b'{"n": 1}', b'{"n": -99999999999999999999999}'],
+            float,
+        ),
+        ([b'{"n": 18446744073709551615}', b'{"n": 1}'], int),
+    ):
+        draft, _ = draft_of(lines)
+        assert draft.contract is not None
+        assert _field(draft, "n").expected_type is expected
+        for fast_path in (True, False):
+            verifier = DataSchemaContractVerifier(draft.contract, fast_path=fast_path)
+            assert verifier.validate_payloads(lines).quarantined_count == 0
