@@ -4,10 +4,9 @@ Each command module registers its subcommands with ``add_parser`` and sets ``run
 the parsed arguments; ``main`` parses once and calls it. Only the module of the command
 given is imported (the others pull in the Kafka client, the replay, the dev broker); the
 top-level ``--help`` lists ``COMMANDS`` without importing any. Every option's help shows its default
-(``argtypes.show_defaults``). Exit codes: ``errors.CheckExit`` for
-``check-contract``/``validate``/``check-config`` (0 valid, 1 invalid, 2 usage or setup
-error); the other commands document theirs (``ServiceExit``, ``ResumeExit``,
-``ReplayExit``, ``SimulateExit``, ``InferExit``, ``DiffExit``).
+(``argtypes.show_defaults``). Exit codes: the IntEnums of ``errors`` (``CheckExit``,
+``ServiceExit``, ``ResumeExit``, ``ReplayExit``, ``SimulateExit``, ``InferExit``,
+``DiffExit``), whose comments the docs' exit-code tables are generated from.
 """
 
 from __future__ import annotations

@@ -147,7 +147,12 @@ def run_service(config_path: str, environ: Mapping[str, str] | None = None) -> i
         ).start()
         metrics_server: MetricsServer | None = None
         if config.metrics_enabled:
-            metrics_server = start_http_server(registry, config.metrics_host, config.metrics_port)
+            metrics_server = start_http_server(
+                registry,
+                config.metrics_host,
+                config.metrics_port,
+                created_series=config.metrics_created_series,
+            )
     except (ConfigError, OSError) as exc:
         log.error("cannot start", extra={"error": str(exc)})
         return ServiceExit.CONFIG

@@ -1,4 +1,5 @@
-"""Prometheus metrics of market-data integrity (issue 14): per-symbol state and NaN/±Inf rates.
+"""Prometheus metrics of market-data integrity (issue 14): per-symbol state and NaN/±Inf
+ratios (0-1; the report's rates are percent).
 
 Beside ``metrics.ServiceMetrics``, on the same injected ``CollectorRegistry`` and under the
 same label policy (see ``metrics``): ``contract`` and ``kind`` come from configuration and
@@ -65,14 +66,14 @@ class IntegrityMetrics:
             registry=registry,
         )
         self._nan_rate = Gauge(
-            "stream_validator_batch_nan_rate_percent",
-            "NaN % of the last batch, per float field that allows non-finite values.",
+            "stream_validator_batch_nan_ratio",
+            "NaN share (0-1) of the last batch, per float field that allows non-finite values.",
             cf,
             registry=registry,
         )
         self._inf_rate = Gauge(
-            "stream_validator_batch_inf_rate_percent",
-            "±Inf % of the last batch, per float field that allows non-finite values.",
+            "stream_validator_batch_inf_ratio",
+            "±Inf share (0-1) of the last batch, per float field that allows non-finite values.",
             cf,
             registry=registry,
         )
@@ -112,10 +113,10 @@ class IntegrityMetrics:
         with self._lock:
             for name, rate in report.nan_rates.items():
                 label, _ = self._declared.label(contract, name)
-                self._nan_rate.labels(contract, label).set(rate)
+                self._nan_rate.labels(contract, label).set(rate / 100)  # report: percent
             for name, rate in report.inf_rates.items():
                 label, _ = self._declared.label(contract, name)
-                self._inf_rate.labels(contract, label).set(rate)
+                self._inf_rate.labels(contract, label).set(rate / 100)
             if state is None:
                 return
             for kind, n in state.counts.items():

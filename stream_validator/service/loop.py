@@ -86,6 +86,7 @@ class StreamService:
                 validator_version=__version__,
                 max_message_bytes=config.max_message_bytes,
                 null_window=config.batch_max_records,
+                connect_headers=config.dlq_connect_headers,
             )
             for route in config.routes
         }

@@ -125,8 +125,11 @@ class ServiceMetrics:
             "Always 1 per loaded contract.",
             ("contract", "version"),
         )
+        # Ratios 0-1 (Prometheus' base unit), though contracts and reports speak percent.
         self._null_ceiling = gauge(
-            "stream_validator_null_ceiling_percent", "Allowed null % per nullable field.", cf
+            "stream_validator_null_ceiling_ratio",
+            "Allowed null share (0-1) per nullable field.",
+            cf,
         )
         self._consumed = counter("stream_validator_records_consumed_total", "Records read.", rc)
         self._valid = counter("stream_validator_records_valid_total", "Records passed.", rc)
@@ -143,7 +146,9 @@ class ServiceMetrics:
             (*rc, "field", "kind", "rule"),
         )
         self._null_rate = gauge(
-            "stream_validator_batch_null_rate_percent", "Null % of the last batch.", cf
+            "stream_validator_batch_null_ratio",
+            "Null share (0-1) of each nullable field over the null-ceiling window.",
+            cf,
         )
         self._breaches = counter(
             "stream_validator_null_ceiling_breaches_total", "Batches over the null ceiling.", cf
@@ -212,7 +217,8 @@ class ServiceMetrics:
                 self._drift.labels(name)
 
     def set_null_ceiling(self, contract: str, fields: Sequence[str], pct: float) -> None:
-        """Publish a contract's null ceiling (0-100) for each of its nullable fields."""
+        """Publish a contract's null ceiling for each of its nullable fields: ``pct`` is the
+        contract's percent (0-100), the gauge its ratio (0-1)."""
         contract = config_label("contract", contract)
         if isinstance(fields, str):
             raise ValueError(f"fields must be a sequence of names, not the string {fields!r}")
@@ -221,7 +227,7 @@ class ServiceMetrics:
         with self._lock:
             for name in fields:
                 label, _ = self._declared.label(contract, name)
-                self._null_ceiling.labels(contract, label).set(pct)
+                self._null_ceiling.labels(contract, label).set(pct / 100)
                 self._breaches.labels(contract, label)
 
     def declare_route(self, route: str, contract: str) -> None:
@@ -322,7 +328,7 @@ class ServiceMetrics:
             self._observe_flags(route, contract, report)
 
             for name, rate in report.null_rates.items():
-                self._null_series(contract, name)[0].set(rate)
+                self._null_series(contract, name)[0].set(rate / 100)  # percent to ratio
             for name in report.null_breach_fields:
                 self._null_series(contract, name)[1].inc()
 

@@ -131,6 +131,7 @@ class RouteProcessor:
     """Validates a route's micro-batches and plans clean and DLQ outputs."""
 
     __slots__ = (
+        "_connect_headers",
         "_consumer_group",
         "_max_message_bytes",
         "_null_window",
@@ -149,9 +150,11 @@ class RouteProcessor:
         validator_version: str,
         max_message_bytes: int,
         null_window: int,
+        connect_headers: bool = False,
     ) -> None:
         """``null_window``: the records over which the null ceiling is judged (the
-        service's ``batch.max_records``; see nullwindow.py)."""
+        service's ``batch.max_records``; see nullwindow.py). ``connect_headers``: DLQ
+        records also carry Kafka Connect's ``__connect.errors.*`` headers."""
         self.route = route
         self.verifier = DataSchemaContractVerifier(
             route.contract, max_payload_bytes=route.max_payload_bytes
@@ -159,6 +162,7 @@ class RouteProcessor:
         self._consumer_group = consumer_group
         self._validator_version = validator_version
         self._max_message_bytes = max_message_bytes
+        self._connect_headers = connect_headers
         self._null_window = NullWindow(null_window, route.contract.max_allowed_null_pct)
         self._skew_windows = any(spec.has_skew_window for spec in route.contract.fields)
         spec = route.contract.state
@@ -260,7 +264,13 @@ class RouteProcessor:
         count = replayed_count(record.headers)
         if count > context.replay_count:
             context = replace(context, replay_count=count)
-        dlq = build_dlq_record(record, violations, context, max_bytes=self._max_message_bytes)
+        dlq = build_dlq_record(
+            record,
+            violations,
+            context,
+            max_bytes=self._max_message_bytes,
+            connect_headers=self._connect_headers,
+        )
         return OutputRecord(
             "dlq",
             self.route.dlq_topic,

@@ -90,20 +90,16 @@ def test_an_unknown_kind_is_refused_before_anything_is_recorded(
         integrity.observe_batch("r1", report(), StateSummary(counts={"AAPL": 1}))
     assert value(registry, EVENTS, contract="quotes", kind="AAPL") is None
     assert (
-        value(registry, "stream_validator_batch_nan_rate_percent", contract="quotes", field="px")
-        is None
+        value(registry, "stream_validator_batch_nan_ratio", contract="quotes", field="px") is None
     )
 
 
 def test_nan_and_inf_rates_per_declared_field(
     registry: CollectorRegistry, integrity: IntegrityMetrics
 ) -> None:
-    """The gauges hold the last batch's NaN and ±Inf % per allow_non_finite field."""
+    """The gauges hold the last batch's NaN and ±Inf share (0-1) per allow_non_finite field."""
     integrity.set_non_finite_fields("quotes", ["px"])
-    assert (
-        value(registry, "stream_validator_batch_nan_rate_percent", contract="quotes", field="px")
-        == 0
-    )
+    assert value(registry, "stream_validator_batch_nan_ratio", contract="quotes", field="px") == 0
     records: list[dict[str, object]] = [
         {"symbol": "A", "px": math.nan},
         {"symbol": "A", "px": -math.inf},
@@ -112,11 +108,9 @@ def test_nan_and_inf_rates_per_declared_field(
     ]
     integrity.observe_batch("r1", report(records), None)
     assert (
-        value(registry, "stream_validator_batch_nan_rate_percent", contract="quotes", field="px")
-        == 25
+        value(registry, "stream_validator_batch_nan_ratio", contract="quotes", field="px") == 0.25
     )
     assert (
-        value(registry, "stream_validator_batch_inf_rate_percent", contract="quotes", field="px")
-        == 25
+        value(registry, "stream_validator_batch_inf_ratio", contract="quotes", field="px") == 0.25
     )
     assert value(registry, EVENTS, contract="quotes", kind="sequence_gap") is None

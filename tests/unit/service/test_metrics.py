@@ -123,11 +123,12 @@ def test_build_info_creates_drift_counter_at_zero(registry: CollectorRegistry) -
 
 
 def test_null_ceiling_gauge_per_field(metrics: ServiceMetrics, registry: CollectorRegistry) -> None:
-    """set_null_ceiling publishes the ceiling for each nullable field and zeroed breach counters."""
+    """set_null_ceiling publishes the ceiling as a ratio (the contract's 1.5 % is 0.015) for
+    each nullable field, and zeroed breach counters."""
     metrics.set_null_ceiling("tick", ["bid", "ask"], 1.5)
     for name in ("bid", "ask"):
         labels = {"contract": "tick", "field": name}
-        assert value(registry, "stream_validator_null_ceiling_percent", **labels) == 1.5
+        assert value(registry, "stream_validator_null_ceiling_ratio", **labels) == 0.015
         assert value(registry, "stream_validator_null_ceiling_breaches_total", **labels) == 0
 
 
@@ -173,8 +174,8 @@ def test_series_stay_apart_per_route_and_contract(
     assert value(registry, consumed, route="a", contract="tick") == 6
     assert value(registry, consumed, route="b", contract="tick") == 10
     assert value(registry, consumed, route="a", contract="bar") == 14
-    rate = "stream_validator_batch_null_rate_percent"
-    assert value(registry, rate, contract="bar", field="bid") == 2.0
+    rate = "stream_validator_batch_null_ratio"
+    assert value(registry, rate, contract="bar", field="bid") == 0.02
     assert value(registry, rate, contract="tick", field="bid") is None
     breaches = "stream_validator_null_ceiling_breaches_total"
     assert value(registry, breaches, contract="bar", field="bid") == 2
@@ -258,11 +259,12 @@ def test_unknown_field_violation_uses_capped_label(
 def test_null_rate_gauge_holds_last_batch(
     metrics: ServiceMetrics, registry: CollectorRegistry
 ) -> None:
-    """batch_null_rate_percent is the last batch's null rate per field."""
+    """batch_null_ratio is the last batch's null share (0-1) per field; the report's rates
+    are percent."""
     observe(metrics, report(null_rates={"bid": 12.5, "ask": 0.0}))
     observe(metrics, report(null_rates={"bid": 0.5, "ask": 0.0}))
-    name = "stream_validator_batch_null_rate_percent"
-    assert value(registry, name, contract="tick", field="bid") == 0.5
+    name = "stream_validator_batch_null_ratio"
+    assert value(registry, name, contract="tick", field="bid") == 0.005
     assert value(registry, name, contract="tick", field="ask") == 0.0
 
 
@@ -637,7 +639,7 @@ def test_metric_names_follow_the_convention(
     metrics: ServiceMetrics, registry: CollectorRegistry
 ) -> None:
     """Every metric is stream_validator_<thing>_<unit>; counters end in _total."""
-    units = ("_total", "_info", "_percent", "_records", "_seconds", "_ready")
+    units = ("_total", "_info", "_ratio", "_records", "_seconds", "_ready")
     for family in registry.collect():
         name = family.name + ("_total" if family.type == "counter" else "")
         assert name.startswith("stream_validator_")

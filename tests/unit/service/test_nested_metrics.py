@@ -23,7 +23,7 @@ def test_null_ceiling_gauge_names_nested_fields_by_metric_path() -> None:
     registry = CollectorRegistry()
     set_route_metrics(ServiceMetrics(registry), IntegrityMetrics(registry), route)
     labels = {"contract": "ob", "field": "levels[].size"}
-    assert registry.get_sample_value("stream_validator_null_ceiling_percent", labels) == 2.5
+    assert registry.get_sample_value("stream_validator_null_ceiling_ratio", labels) == 0.025
 
 
 def test_nested_violations_are_labelled_by_path_without_indexes() -> None:
