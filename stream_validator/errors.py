@@ -240,3 +240,22 @@ class ResumeExit(enum.IntEnum):
     UNREACHABLE = 3  # no answer from the service's health port, or an unexpected one
     # (e.g. 429: two resumes already waiting)
     PENDING = 4  # queued, but the service's loop did not act on it within 5 s
+
+
+class InferExit(enum.IntEnum):
+    """``infer``."""
+
+    OK = 0  # a draft was written
+    NO_DRAFT = 1  # nothing to draft from: no record in the sample, or no field could be typed
+    USAGE = 2  # bad arguments, an unreadable file, a bad config or a missing topic
+    KAFKA = 3  # the broker failed or went quiet while the sample was read
+
+
+class DiffExit(enum.IntEnum):
+    """``diff-contract``; when several apply, USAGE wins over VERSION_NOT_BUMPED, and that
+    over TIGHTENING."""
+
+    OK = 0  # no tightening change
+    TIGHTENING = 1  # at least one change would newly quarantine records that passed OLD
+    USAGE = 2  # bad arguments, a contract file that does not load, or an unreadable sample
+    VERSION_NOT_BUMPED = 3  # the contract changed but its version did not
