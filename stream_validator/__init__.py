@@ -22,6 +22,7 @@ from stream_validator.errors import (
 from stream_validator.verify import (
     BatchAccumulator,
     DataSchemaContractVerifier,
+    FlaggedViolation,
     QuarantinedRecord,
     SchemaContractValidationReport,
     Violation,
@@ -38,6 +39,7 @@ __all__ = [
     "DataSchemaContractVerifier",
     "DecodeError",
     "FieldSpec",
+    "FlaggedViolation",
     "QuarantinedRecord",
     "RuleAction",
     "RuleSpec",
