@@ -401,14 +401,16 @@ class BatchAccumulator:
         quarantined = QuarantinedRecord(index, raw, violations)
         self._quarantined_count += 1
         counts = self._violation_counts
+        # Keyed by the kind as given (a ViolationKind hashes and compares as its text;
+        # finish() makes the keys plain text once per key, not once per record).
         if len(violations) == 1:  # a lone violation is never a flagged one
             (violation,) = violations
-            counts[(violation.field, str(violation.kind))] += 1
+            counts[(violation.field, violation.kind)] += 1
             if violation.rule is not None:
                 self._rule_counts[violation.rule] += 1
         else:
             kept = [v for v in violations if not v.flagged] if self._may_flag else violations
-            counts.update([(v.field, str(v.kind)) for v in kept])
+            counts.update([(v.field, v.kind) for v in kept])
             self._rule_counts.update([v.rule for v in kept if v.rule is not None])
         if self._keep:
             self._quarantined.append(quarantined)
@@ -446,7 +448,9 @@ class BatchAccumulator:
             null_breach_fields=breaches,
             observed_unknown_fields=set(self._unknown),
             unknown_fields_left_out=self._unknown_left_out,
-            violation_counts=Counter(self._violation_counts),
+            violation_counts=Counter(
+                {(name, str(kind)): n for (name, kind), n in self._violation_counts.items()}
+            ),
             null_counts=dict(zip(self._inspector.nullable_names, self._null_counts, strict=True)),
             valid_count=self._valid_count,
             quarantined_count=self._quarantined_count,
