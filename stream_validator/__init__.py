@@ -24,6 +24,7 @@ from stream_validator.errors import (
 from stream_validator.verify import (
     BatchAccumulator,
     DataSchemaContractVerifier,
+    FlaggedViolation,
     QuarantinedRecord,
     SchemaContractValidationReport,
     Violation,
@@ -44,6 +45,7 @@ __all__ = [
     "DataSchemaContractVerifier",
     "DecodeError",
     "FieldSpec",
+    "FlaggedViolation",
     "QuarantinedRecord",
     "RuleAction",
     "RuleSpec",

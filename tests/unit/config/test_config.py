@@ -329,3 +329,15 @@ def test_yaml_error_on_the_password_line_shows_position_not_text(tmp_path: Path)
     message = str(info.value)
     assert "not valid YAML at line 3, column" in message and "hun" not in message
     assert info.value.__cause__ is None and info.value.__suppress_context__
+
+
+def test_apply_env_overrides_names_every_bad_variable() -> None:
+    """apply_env_overrides names each variable it cannot apply, and applies the others."""
+    document: dict[str, Any] = {"batch": {"max_records": 5}}
+    with pytest.raises(ConfigError) as info:
+        apply_env_overrides(
+            document,
+            {"SV_ROUTES__X": "1", "SV_BATCH__MAX_RECORDS__X": "1", "SV_BATCH__LINGER_S": "0.5"},
+        )
+    assert "SV_ROUTES__X" in str(info.value) and "SV_BATCH__MAX_RECORDS__X" in str(info.value)
+    assert document["batch"] == {"max_records": 5, "linger_s": 0.5}
