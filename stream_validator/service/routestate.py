@@ -31,11 +31,11 @@ from stream_validator.contracts.rulespec import RuleAction
 from stream_validator.contracts.statespec import SymbolStateSpec
 from stream_validator.records import SourceRecord, TopicPartitionKey
 from stream_validator.verify import SchemaContractValidationReport, Violation, ViolationKind
+from stream_validator.verify.ruststate import symbol_state_tracker
 from stream_validator.verify.statefeed import StateFeed
 from stream_validator.verify.symbolstate import (
     EventTally,
     SymbolEventKind,
-    SymbolStateTracker,
     distrusted,
 )
 
@@ -78,7 +78,8 @@ class RouteState:
     ) -> None:
         """``field_getter``: the verifier's (see ``StateFeed``)."""
         self.spec = spec
-        self.tracker = SymbolStateTracker(spec)
+        # native unless SV_NATIVE=0 (verify.ruststate); the same events either way
+        self.tracker = symbol_state_tracker(spec)
         self._feed = StateFeed(self.tracker, field_types, field_getter)
         quarantine: set[SymbolEventKind] = set()
         if spec.sequence_action is RuleAction.QUARANTINE:

@@ -35,7 +35,7 @@ __all__ = ["NativeSymbolStateTracker", "native_state_available", "symbol_state_t
 #: Environment switch of the native core: "0" runs the Python reference everywhere.
 SWITCH: Final = "SV_NATIVE"
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
-_EPOCH_NAIVE: Final = datetime(1970, 1, 1)  # noqa: DTZ001  # naive times subtract from it
+_EPOCH_NAIVE: Final = datetime(1970, 1, 1)  # naive times subtract from it
 _MICRO: Final = timedelta(microseconds=1)
 
 
@@ -52,7 +52,9 @@ if TYPE_CHECKING or _NativeState is not None:
         spec: SymbolStateSpec
 
         def __new__(cls, spec: SymbolStateSpec) -> NativeSymbolStateTracker:
-            return super().__new__(cls, spec, SymbolEvent, SymbolEventKind, _EPOCH, _EPOCH_NAIVE, _MICRO)
+            return super().__new__(
+                cls, spec, SymbolEvent, SymbolEventKind, _EPOCH, _EPOCH_NAIVE, _MICRO
+            )
 
         def __init__(self, spec: SymbolStateSpec) -> None:
             self.spec = spec

@@ -25,6 +25,11 @@ pub struct SymbolState {
     epoch: PyObject,
     epoch_naive: PyObject,
     micro: PyObject,
+    /// `datetime.datetime` and `datetime.timezone`: read exactly these fast.
+    datetime_type: PyObject,
+    timezone_type: PyObject,
+    /// Fixed offsets seen (a `timezone` object -> its offset in microseconds), by identity.
+    offsets: Vec<(PyObject, i64)>,
     events: Vec<Event>,
     quote: Vec<QuoteValue>,
 }
@@ -78,6 +83,17 @@ fn spec_from(spec: &Bound<'_, PyAny>) -> PyResult<Spec> {
     })
 }
 
+/// Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 fn mixed(_: MixedTimes) -> PyErr {
     PyTypeError::new_err("event times of two kinds (epoch seconds and datetimes) in one tracker")
 }
@@ -106,7 +122,7 @@ impl SymbolState {
         }
     }
 
-    fn time(&self, value: &Bound<'_, PyAny>) -> PyResult<Option<EventTime>> {
+    fn time(&mut self, value: &Bound<'_, PyAny>) -> PyResult<Option<EventTime>> {
         if value.is_none() {
             return Ok(None);
         }
@@ -118,6 +134,11 @@ impl SymbolState {
         }
         // A datetime: microseconds since the epoch (aware: UTC; naive: as it reads).
         let py = value.py();
+        if value.get_type().is(self.datetime_type.bind(py)) {
+            if let Some(micros) = self.datetime_micros(value)? {
+                return Ok(Some(EventTime::Micros(micros)));
+            }
+        }
         let delta = match value.sub(self.epoch.bind(py)) {
             Ok(delta) => delta,
             Err(_) => value.sub(self.epoch_naive.bind(py)).map_err(|_| {
@@ -128,6 +149,47 @@ impl SymbolState {
             })?,
         };
         Ok(Some(EventTime::Micros(delta.floor_div(self.micro.bind(py))?.extract()?)))
+    }
+
+    /// A `datetime.datetime`'s microseconds since the epoch from its pickled state (10 bytes:
+    /// year, month, day, hour, minute, second, microsecond) and its offset when it is a
+    /// fixed `timezone`: one call instead of a subtraction and a division. None: another
+    /// tzinfo (its offset may depend on the moment), left to the general path.
+    fn datetime_micros(&mut self, value: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
+        let py = value.py();
+        let reduced = value.call_method0(pyo3::intern!(py, "__reduce__"))?;
+        let args = reduced.downcast::<PyTuple>()?.get_item(1)?;
+        let args = args.downcast::<PyTuple>()?;
+        let state = args.get_item(0)?;
+        let Ok(raw) = state.downcast::<pyo3::types::PyBytes>() else { return Ok(None) };
+        let b = raw.as_bytes();
+        if b.len() != 10 {
+            return Ok(None);
+        }
+        let offset = if args.len() < 2 {
+            0 // naive: as it reads
+        } else {
+            let tz = args.get_item(1)?;
+            match self.offsets.iter().find(|(held, _)| held.bind(py).is(&tz)) {
+                Some((_, offset)) => *offset,
+                None if tz.get_type().is(self.timezone_type.bind(py)) => {
+                    let delta = tz.call_method1("utcoffset", (py.None(),))?;
+                    let offset: i64 = delta.floor_div(self.micro.bind(py))?.extract()?;
+                    if self.offsets.len() >= 64 {
+                        self.offsets.clear(); // a feed of many offsets: a bounded cache
+                    }
+                    self.offsets.push((tz.unbind(), offset));
+                    offset
+                }
+                None => return Ok(None),
+            }
+        };
+        let year = i64::from(b[0]) << 8 | i64::from(b[1]);
+        let (month, day) = (i64::from(b[2] & 0x7f), i64::from(b[3]));
+        let seconds = i64::from(b[4]) * 3600 + i64::from(b[5]) * 60 + i64::from(b[6]);
+        let micros = i64::from(b[7]) << 16 | i64::from(b[8]) << 8 | i64::from(b[9]);
+        let days = days_from_civil(year, month, day);
+        Ok(Some((days * 86_400 + seconds) * 1_000_000 + micros - offset))
     }
 
     fn quote_value(value: &Bound<'_, PyAny>) -> PyResult<QuoteValue> {
@@ -236,6 +298,8 @@ impl SymbolState {
             .iter()
             .map(|kind| kinds.call1((kind.code(),)).map(Bound::unbind))
             .collect::<PyResult<Vec<_>>>()?;
+        let datetime_type = epoch_naive.bind(py).get_type().into_any().unbind();
+        let timezone_type = epoch.bind(py).getattr("tzinfo")?.get_type().into_any().unbind();
         Ok(SymbolState {
             core: Core::new(spec_from(spec)?),
             parts: PyDict::new(py).unbind(),
@@ -244,7 +308,10 @@ impl SymbolState {
             kinds,
             epoch,
             epoch_naive,
+            datetime_type,
+            timezone_type,
             micro,
+            offsets: Vec::new(),
             events: Vec::new(),
             quote: Vec::new(),
         })

@@ -47,7 +47,21 @@ SYMBOLS = [
     "",
 ]
 PARTITIONS = [0, 1, ("md.ticks", 2)]
-QUOTE_VALUES = [1.0, 1, 2.0, 2, None, NAN, float("nan"), 2**53 + 1, 2.0**53, -0.0, 0, 2**70, 2.0**70]
+QUOTE_VALUES = [
+    1.0,
+    1,
+    2.0,
+    2,
+    None,
+    NAN,
+    float("nan"),
+    2**53 + 1,
+    2.0**53,
+    -0.0,
+    0,
+    2**70,
+    2.0**70,
+]
 OFFSETS = [UTC, timezone(timedelta(hours=5, minutes=30)), timezone(timedelta(hours=-8))]
 BASE = datetime(2026, 11, 30, 14, 30, tzinfo=UTC)
 
@@ -89,13 +103,19 @@ def times(kind: str) -> st.SearchStrategy[Any]:
         st.integers(-3_000_000, 20_000_000),
         st.sampled_from([-6 * 10**16 - 1, 10**16 + 1]),  # spans past 2**53 microseconds
     )
-    moments = st.builds(lambda us, tz: (BASE + timedelta(microseconds=us)).astimezone(tz), micros, st.sampled_from(OFFSETS))
+    moments = st.builds(
+        lambda us, tz: (BASE + timedelta(microseconds=us)).astimezone(tz),
+        micros,
+        st.sampled_from(OFFSETS),
+    )
     if kind == "naive":
         moments = moments.map(lambda moment: moment.replace(tzinfo=None))
     return st.one_of(st.none(), moments)
 
 
-quotes = st.one_of(st.none(), st.tuples(st.sampled_from(QUOTE_VALUES), st.sampled_from(QUOTE_VALUES)))
+quotes = st.one_of(
+    st.none(), st.tuples(st.sampled_from(QUOTE_VALUES), st.sampled_from(QUOTE_VALUES))
+)
 
 
 @st.composite
@@ -104,7 +124,9 @@ def streams(draw: st.DrawFn) -> tuple[SymbolStateSpec, list[tuple[str, Any]]]:
     spec = draw(specs)
     kind = draw(st.sampled_from(["seconds", "aware", "naive"]))
     symbols = draw(st.lists(st.sampled_from(SYMBOLS), min_size=1, max_size=8, unique=True))
-    row = st.tuples(st.sampled_from(PARTITIONS), st.sampled_from(symbols), seqs(), times(kind), quotes)
+    row = st.tuples(
+        st.sampled_from(PARTITIONS), st.sampled_from(symbols), seqs(), times(kind), quotes
+    )
     operation = st.one_of(
         st.tuples(st.just("batch"), st.lists(row, max_size=40)),
         st.tuples(st.just("one"), row),
@@ -132,7 +154,10 @@ def test_native_state_gives_the_reference_events_and_evictions(
         elif op == "one":
             partition, symbol, seq, moment, quote = arg
             expected = python.observe(partition, symbol, seq=seq, event_time=moment, quote=quote)
-            assert native.observe(partition, symbol, seq=seq, event_time=moment, quote=quote) == expected
+            assert (
+                native.observe(partition, symbol, seq=seq, event_time=moment, quote=quote)
+                == expected
+            )
         else:
             assert native.drop(arg) == python.drop(arg)
         assert counts(native) == counts(python)
@@ -156,7 +181,7 @@ def test_lru_bound_evicts_the_reference_keys(max_symbols: int, picks: list[int])
     assert counts(native) == counts(python)
 
 
-def test_record_reading_and_the_switch() -> None:
+def test_record_reading_and_the_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     """observe_record reads a record as the reference does; SV_NATIVE=0 picks the reference."""
     spec = SymbolStateSpec(event_time_field="ts", quote_fields=("bid",), frozen_max_updates=1)
     python, native = SymbolStateTracker(spec), symbol_state_tracker(spec, native=True)
@@ -169,13 +194,12 @@ def test_record_reading_and_the_switch() -> None:
     ]
     for record in records:
         for distrust in (frozenset(), frozenset({"seq"}), frozenset({"time", "quote"})):
-            assert native.observe_record(0, record, distrust) == python.observe_record(0, record, distrust)
+            assert native.observe_record(0, record, distrust) == python.observe_record(
+                0, record, distrust
+            )
     assert type(symbol_state_tracker(spec, native=False)) is SymbolStateTracker
-    os.environ["SV_NATIVE"] = "0"
-    try:
-        assert type(symbol_state_tracker(spec)) is SymbolStateTracker
-    finally:
-        del os.environ["SV_NATIVE"]
+    monkeypatch.setenv("SV_NATIVE", "0")
+    assert type(symbol_state_tracker(spec)) is SymbolStateTracker
 
 
 def test_sequence_numbers_past_64_bits_are_not_checked() -> None:
