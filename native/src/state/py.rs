@@ -13,7 +13,7 @@ use super::values::{Event, EventKind, EventTime, QuoteValue};
 /// Any window past this acts the same (sequence numbers are held within ±2^64).
 const WINDOW_CAP: i128 = 1 << 66;
 
-#[pyclass(module = "stream_validator._native", subclass, unsendable)]
+#[pyclass(module = "stream_validator._native", subclass)]
 pub struct SymbolState {
     core: Core,
     /// Partition (any hashable) -> its id in the core.

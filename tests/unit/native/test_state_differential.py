@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -223,3 +224,14 @@ def test_bad_values_raise_clear_errors() -> None:
         native.observe(0, "A", event_time=BASE)
     with pytest.raises(ValueError, match="different lengths"):
         native.observe_columns([0], ["A", "B"], [1, 2], [None, None])
+
+
+def test_a_tracker_made_on_one_thread_is_fed_on_another() -> None:
+    """The service builds its trackers on the main thread and feeds them on the loop's."""
+    native = NativeSymbolStateTracker(SymbolStateSpec())
+    results: list[object] = []
+    worker = threading.Thread(target=lambda: results.append(native.observe(0, "A", seq=1)))
+    worker.start()
+    worker.join()
+    assert results == [()]
+    assert len(native) == 1
