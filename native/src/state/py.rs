@@ -41,7 +41,10 @@ fn clamp_u64(value: &Bound<'_, PyAny>) -> PyResult<u64> {
     }
 }
 
-fn optional<'py, T>(value: Bound<'py, PyAny>, read: impl Fn(&Bound<'py, PyAny>) -> PyResult<T>) -> PyResult<Option<T>> {
+fn optional<'py, T>(
+    value: Bound<'py, PyAny>,
+    read: impl Fn(&Bound<'py, PyAny>) -> PyResult<T>,
+) -> PyResult<Option<T>> {
     if value.is_none() {
         Ok(None)
     } else {
@@ -59,7 +62,9 @@ fn spec_from(spec: &Bound<'_, PyAny>) -> PyResult<Spec> {
     let frozen_max_updates = optional(get("frozen_max_updates")?, clamp_u64)?;
     let frozen_max_s = optional(get("frozen_max_s")?, |v| v.extract::<f64>())?;
     let max_s_text = match frozen_max_s {
-        Some(_) => get("frozen_max_s")?.call_method1("__format__", ("g",))?.extract()?,
+        Some(_) => get("frozen_max_s")?
+            .call_method1("__format__", ("g",))?
+            .extract()?,
         None => String::new(),
     };
     let given_up_text = format!(
@@ -74,10 +79,18 @@ fn spec_from(spec: &Bound<'_, PyAny>) -> PyResult<Spec> {
         frozen_on: frozen_max_updates.is_some() || frozen_max_s.is_some(),
         frozen_max_updates,
         frozen_max_s,
-        max_symbols: clamp_u64(&get("max_symbols")?)?.try_into().unwrap_or(usize::MAX),
-        max_holes: clamp_u64(&get("max_holes")?)?.try_into().unwrap_or(usize::MAX),
-        max_holes_total: clamp_u64(&get("max_holes_total")?)?.try_into().unwrap_or(usize::MAX),
-        tolerance_text: get("max_time_regression_s")?.call_method1("__format__", ("g",))?.extract()?,
+        max_symbols: clamp_u64(&get("max_symbols")?)?
+            .try_into()
+            .unwrap_or(usize::MAX),
+        max_holes: clamp_u64(&get("max_holes")?)?
+            .try_into()
+            .unwrap_or(usize::MAX),
+        max_holes_total: clamp_u64(&get("max_holes_total")?)?
+            .try_into()
+            .unwrap_or(usize::MAX),
+        tolerance_text: get("max_time_regression_s")?
+            .call_method1("__format__", ("g",))?
+            .extract()?,
         max_s_text,
         given_up_text,
     })
@@ -105,7 +118,10 @@ impl SymbolState {
             return id.extract();
         }
         let id = self.next_part;
-        self.next_part = self.next_part.checked_add(1).ok_or_else(|| PyOverflowError::new_err("too many partitions"))?;
+        self.next_part = self
+            .next_part
+            .checked_add(1)
+            .ok_or_else(|| PyOverflowError::new_err("too many partitions"))?;
         parts.set_item(partition, id)?;
         Ok(id)
     }
@@ -144,11 +160,17 @@ impl SymbolState {
             Err(_) => value.sub(self.epoch_naive.bind(py)).map_err(|_| {
                 PyTypeError::new_err(format!(
                     "an event time must be a number, a datetime or None, got {}",
-                    value.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                    value
+                        .get_type()
+                        .name()
+                        .map(|n| n.to_string())
+                        .unwrap_or_default()
                 ))
             })?,
         };
-        Ok(Some(EventTime::Micros(delta.floor_div(self.micro.bind(py))?.extract()?)))
+        Ok(Some(EventTime::Micros(
+            delta.floor_div(self.micro.bind(py))?.extract()?,
+        )))
     }
 
     /// A `datetime.datetime`'s microseconds since the epoch from its pickled state (10 bytes:
@@ -161,7 +183,9 @@ impl SymbolState {
         let args = reduced.downcast::<PyTuple>()?.get_item(1)?;
         let args = args.downcast::<PyTuple>()?;
         let state = args.get_item(0)?;
-        let Ok(raw) = state.downcast::<pyo3::types::PyBytes>() else { return Ok(None) };
+        let Ok(raw) = state.downcast::<pyo3::types::PyBytes>() else {
+            return Ok(None);
+        };
         let b = raw.as_bytes();
         if b.len() != 10 {
             return Ok(None);
@@ -189,7 +213,9 @@ impl SymbolState {
         let seconds = i64::from(b[4]) * 3600 + i64::from(b[5]) * 60 + i64::from(b[6]);
         let micros = i64::from(b[7]) << 16 | i64::from(b[8]) << 8 | i64::from(b[9]);
         let days = days_from_civil(year, month, day);
-        Ok(Some((days * 86_400 + seconds) * 1_000_000 + micros - offset))
+        Ok(Some(
+            (days * 86_400 + seconds) * 1_000_000 + micros - offset,
+        ))
     }
 
     fn quote_value(value: &Bound<'_, PyAny>) -> PyResult<QuoteValue> {
@@ -200,8 +226,14 @@ impl SymbolState {
             return Ok(QuoteValue::Float(number.value()));
         }
         if !value.is_instance_of::<PyInt>() {
-            let kind = value.get_type().name().map(|n| n.to_string()).unwrap_or_default();
-            return Err(PyTypeError::new_err(format!("a quote value must be an int, a float or None, got {kind}")));
+            let kind = value
+                .get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default();
+            return Err(PyTypeError::new_err(format!(
+                "a quote value must be an int, a float or None, got {kind}"
+            )));
         }
         if let Ok(n) = value.extract::<i64>() {
             return Ok(QuoteValue::Int(n));
@@ -247,16 +279,20 @@ impl SymbolState {
             None => false,
         };
         let quote = has_quote.then_some(self.quote.as_slice());
-        let text = symbol.downcast::<PyString>().map_err(|_| {
-            PyTypeError::new_err("a symbol must be a str")
-        })?;
+        let text = symbol
+            .downcast::<PyString>()
+            .map_err(|_| PyTypeError::new_err("a symbol must be a str"))?;
         match text.to_str() {
-            Ok(text) => self.core.observe(part, text.as_bytes(), seq, time, quote, &mut self.events),
+            Ok(text) => {
+                self.core
+                    .observe(part, text.as_bytes(), seq, time, quote, &mut self.events)
+            }
             Err(_) => {
                 // Lone surrogates: held as Python's "surrogatepass" UTF-8, as the digest reads them.
                 let raw = text.call_method1("encode", ("utf-8", "surrogatepass"))?;
                 let bytes: &[u8] = raw.extract()?;
-                self.core.observe(part, bytes, seq, time, quote, &mut self.events)
+                self.core
+                    .observe(part, bytes, seq, time, quote, &mut self.events)
             }
         }
         .map_err(mixed)
@@ -272,7 +308,11 @@ impl SymbolState {
                     .call_method1("decode", ("utf-8", "surrogatepass"))?,
             };
             let kind = self.kinds[event.kind as usize].bind(py);
-            out.push(self.event_type.bind(py).call1((kind, symbol, event.detail, event.count))?);
+            out.push(
+                self.event_type
+                    .bind(py)
+                    .call1((kind, symbol, event.detail, event.count))?,
+            );
         }
         PyTuple::new(py, out)
     }
@@ -299,7 +339,12 @@ impl SymbolState {
             .map(|kind| kinds.call1((kind.code(),)).map(Bound::unbind))
             .collect::<PyResult<Vec<_>>>()?;
         let datetime_type = epoch_naive.bind(py).get_type().into_any().unbind();
-        let timezone_type = epoch.bind(py).getattr("tzinfo")?.get_type().into_any().unbind();
+        let timezone_type = epoch
+            .bind(py)
+            .getattr("tzinfo")?
+            .get_type()
+            .into_any()
+            .unbind();
         Ok(SymbolState {
             core: Core::new(spec_from(spec)?),
             parts: PyDict::new(py).unbind(),
@@ -369,14 +414,25 @@ impl SymbolState {
     ) -> PyResult<Bound<'py, PyList>> {
         let keys = keys.downcast::<PySequence>()?;
         let n = keys.len()?;
-        let columns = [partitions, seqs, times].into_iter().chain(quotes.filter(|q| !q.is_none()));
+        let columns = [partitions, seqs, times]
+            .into_iter()
+            .chain(quotes.filter(|q| !q.is_none()));
         for column in columns {
             if column.len()? != n {
-                return Err(pyo3::exceptions::PyValueError::new_err("columns of different lengths"));
+                return Err(pyo3::exceptions::PyValueError::new_err(
+                    "columns of different lengths",
+                ));
             }
         }
-        let (partitions, seqs, times) = (partitions.downcast::<PySequence>()?, seqs.downcast::<PySequence>()?, times.downcast::<PySequence>()?);
-        let quotes = quotes.filter(|q| !q.is_none()).map(|q| q.downcast::<PySequence>()).transpose()?;
+        let (partitions, seqs, times) = (
+            partitions.downcast::<PySequence>()?,
+            seqs.downcast::<PySequence>()?,
+            times.downcast::<PySequence>()?,
+        );
+        let quotes = quotes
+            .filter(|q| !q.is_none())
+            .map(|q| q.downcast::<PySequence>())
+            .transpose()?;
         let out = PyList::empty(py);
         let mut current: Option<(Bound<'py, PyAny>, u32)> = None;
         self.events.clear();
@@ -391,7 +447,13 @@ impl SymbolState {
                 }
             };
             let held = quotes.map(|q| q.get_item(i)).transpose()?;
-            self.observe_one(part, &keys.get_item(i)?, &seqs.get_item(i)?, &times.get_item(i)?, held.as_ref())?;
+            self.observe_one(
+                part,
+                &keys.get_item(i)?,
+                &seqs.get_item(i)?,
+                &times.get_item(i)?,
+                held.as_ref(),
+            )?;
             if !self.events.is_empty() {
                 out.append((i, self.take_events(py)?))?;
             }

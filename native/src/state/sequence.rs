@@ -97,7 +97,8 @@ impl SymbolState {
             if let Some(mark) = gaps.mark {
                 if high - window <= seq && seq < mark {
                     self.entry_mut(at).gaps = Some(gaps);
-                    let detail = format!("seq {seq} after {high}: late for a hole given up, or a repeat");
+                    let detail =
+                        format!("seq {seq} after {high}: late for a hole given up, or a repeat");
                     events.push(self.event(at, EventKind::SequenceLate, detail, 1));
                     return;
                 }
@@ -109,7 +110,11 @@ impl SymbolState {
         let resync = self.spec.resync_after;
         let state = self.entry_mut(at);
         let gaps = state.gaps.get_or_insert_with(Box::default);
-        gaps.streak = if gaps.streak != 0 && seq > gaps.candidate { gaps.streak + 1 } else { 1 };
+        gaps.streak = if gaps.streak != 0 && seq > gaps.candidate {
+            gaps.streak + 1
+        } else {
+            1
+        };
         gaps.candidate = seq;
         if resync.is_some_and(|after| gaps.streak >= after) {
             let ranges = gaps.ranges();
@@ -170,11 +175,19 @@ impl SymbolState {
             events.push(self.event(at, EventKind::SequenceGap, detail, missed));
         }
         if given != 0 {
-            events.push(self.event(at, EventKind::HolesGivenUp, self.given_up_detail(given), given));
+            events.push(self.event(
+                at,
+                EventKind::HolesGivenUp,
+                self.given_up_detail(given),
+                given,
+            ));
         }
     }
 
     fn given_up_detail(&self, given: i128) -> String {
-        format!("{given} sequence number(s) in the oldest hole(s) given up{}", self.spec.given_up_text)
+        format!(
+            "{given} sequence number(s) in the oldest hole(s) given up{}",
+            self.spec.given_up_text
+        )
     }
 }

@@ -10,7 +10,9 @@ use hashbrown::{DefaultHashBuilder, HashTable};
 use std::hash::BuildHasher;
 
 use super::sequence::Gaps;
-use super::values::{char_count, compact_key, Event, EventKind, EventTime, QuoteValue, MAX_KEY_CHARS};
+use super::values::{
+    char_count, compact_key, Event, EventKind, EventTime, QuoteValue, MAX_KEY_CHARS,
+};
 
 /// The settings (the Python `SymbolStateSpec`), with the parts of texts Python formats.
 #[derive(Clone, Debug)]
@@ -58,7 +60,8 @@ pub(super) struct Entry {
 
 impl Entry {
     pub fn high(&self) -> Option<i128> {
-        self.has_high.then(|| ((self.high_hi as i128) << 64) | self.high_lo as i128)
+        self.has_high
+            .then_some(((self.high_hi as i128) << 64) | self.high_lo as i128)
     }
 
     pub fn set_high(&mut self, seq: i128) {
@@ -138,7 +141,8 @@ impl SymbolState {
                 _ => self.sequence(at, seq, events),
             }
         }
-        if let Some(time) = event_time.filter(|t| !matches!(t, EventTime::Seconds(s) if s.is_nan())) {
+        if let Some(time) = event_time.filter(|t| !matches!(t, EventTime::Seconds(s) if s.is_nan()))
+        {
             self.event_time(at, time, events)?;
         }
         if let Some(quote) = quote {
@@ -167,7 +171,12 @@ impl SymbolState {
     }
 
     pub(super) fn event(&self, at: u32, kind: EventKind, detail: String, count: i128) -> Event {
-        Event { kind, symbol: self.slab[at as usize].key.clone(), detail, count }
+        Event {
+            kind,
+            symbol: self.slab[at as usize].key.clone(),
+            detail,
+            count,
+        }
     }
 
     /// The slab index of the key's state, touched (most recently seen), made when new.
@@ -301,7 +310,12 @@ impl SymbolState {
         }
     }
 
-    fn event_time(&mut self, at: u32, time: EventTime, events: &mut Vec<Event>) -> Result<(), MixedTimes> {
+    fn event_time(
+        &mut self,
+        at: u32,
+        time: EventTime,
+        events: &mut Vec<Event>,
+    ) -> Result<(), MixedTimes> {
         let state = &mut self.slab[at as usize];
         let latest = match state.latest {
             None => {
@@ -317,14 +331,21 @@ impl SymbolState {
         let back = latest.span_since(time).ok_or(MixedTimes)?;
         let tolerance = self.spec.max_time_regression_s;
         if back > tolerance {
-            let detail =
-                format!("event time went back {back:.3} s (tolerance {} s)", self.spec.tolerance_text);
+            let detail = format!(
+                "event time went back {back:.3} s (tolerance {} s)",
+                self.spec.tolerance_text
+            );
             events.push(self.event(at, EventKind::EventTimeRegression, detail, 1));
         }
         Ok(())
     }
 
-    fn frozen(&mut self, at: u32, quote: &[QuoteValue], events: &mut Vec<Event>) -> Result<(), MixedTimes> {
+    fn frozen(
+        &mut self,
+        at: u32,
+        quote: &[QuoteValue],
+        events: &mut Vec<Event>,
+    ) -> Result<(), MixedTimes> {
         let spec = &self.spec;
         let state = &mut self.slab[at as usize];
         let time = state.latest; // the symbol's latest event time, not this record's
@@ -353,7 +374,10 @@ impl SymbolState {
         };
         let detail = match (spec.frozen_max_updates, spec.frozen_max_s, held) {
             (Some(max), _, _) if state.updates > max => {
-                format!("same quote on {} updates in a row (limit {max})", state.updates)
+                format!(
+                    "same quote on {} updates in a row (limit {max})",
+                    state.updates
+                )
             }
             (_, Some(max_s), Some(held)) if held > max_s => {
                 format!("same quote for {held:.3} s (limit {} s)", spec.max_s_text)

@@ -28,7 +28,9 @@ impl EventTime {
     pub fn span_since(self, earlier: EventTime) -> Option<f64> {
         match (self, earlier) {
             (EventTime::Seconds(a), EventTime::Seconds(b)) => Some(a - b),
-            (EventTime::Micros(a), EventTime::Micros(b)) => Some(micros_to_seconds(a as i128 - b as i128)),
+            (EventTime::Micros(a), EventTime::Micros(b)) => {
+                Some(micros_to_seconds(a as i128 - b as i128))
+            }
             _ => None,
         }
     }
@@ -115,7 +117,9 @@ impl QuoteValue {
 fn int_equals_float(i: i64, f: f64) -> bool {
     // Every float at or past 2^63 in magnitude is outside i64; below it, an integral float
     // converts exactly.
-    f.fract() == 0.0 && f >= -9.223_372_036_854_776e18 && f < 9.223_372_036_854_776e18 && f as i64 == i
+    f.fract() == 0.0
+        && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&f)
+        && f as i64 == i
 }
 
 /// What a finding is about (the Python `SymbolEventKind`, in this order).
@@ -178,7 +182,9 @@ pub fn compact_key(symbol: &[u8]) -> Box<[u8]> {
     let mut digest = [0u8; 16];
     let mut hasher = Blake2bVar::new(16).expect("16 is a valid BLAKE2b output size");
     hasher.update(symbol);
-    hasher.finalize_variable(&mut digest).expect("the buffer is 16 bytes");
+    hasher
+        .finalize_variable(&mut digest)
+        .expect("the buffer is 16 bytes");
     let cut = symbol
         .iter()
         .enumerate()

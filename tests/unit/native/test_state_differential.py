@@ -6,7 +6,7 @@ event times, partitions dropped) go through both trackers, by batch and record b
 the same events (kind, symbol, detail, count) at the same positions, and the same counts
 (symbols held, evictions, holes). Bounded in CI; a long run:
 
-    SV_STATE_DIFF_EXAMPLES=20000 .venv/bin/pytest tests/unit/native/test_state_differential.py
+    SV_STATE_DIFF_EXAMPLES=20000 .venv/bin/pytest tests/unit/native/test_state_differential.py --timeout=0
 """
 
 from __future__ import annotations
