@@ -21,6 +21,7 @@ taken for regressions.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ from stream_validator.contracts.rulespec import RuleAction
 from stream_validator.contracts.statespec import SymbolStateSpec
 from stream_validator.records import SourceRecord, TopicPartitionKey
 from stream_validator.verify import SchemaContractValidationReport, Violation, ViolationKind
-from stream_validator.verify.ruststate import symbol_state_tracker
+from stream_validator.verify.ruststate import native_wanted, symbol_state_tracker
 from stream_validator.verify.statefeed import StateFeed
 from stream_validator.verify.symbolstate import (
     EventTally,
@@ -79,7 +80,7 @@ class RouteState:
         """``field_getter``: the verifier's (see ``StateFeed``)."""
         self.spec = spec
         # native unless SV_NATIVE=0 (verify.ruststate); the same events either way
-        self.tracker = symbol_state_tracker(spec)
+        self.tracker = symbol_state_tracker(spec, native_wanted(os.environ))
         self._feed = StateFeed(self.tracker, field_types, field_getter)
         quarantine: set[SymbolEventKind] = set()
         if spec.sequence_action is RuleAction.QUARANTINE:

@@ -10,13 +10,14 @@ for the events it returns. A key is held once, as UTF-8, in a slab chained in LR
 The one difference: a sequence number beyond ±2**64 is not checked (the Python reference
 takes any int); no feed numbers that far.
 
-``symbol_state_tracker`` picks the implementation: native unless ``SV_NATIVE=0`` (the
-switch of the whole native core) or the extension is missing its ``SymbolState``.
+``symbol_state_tracker`` picks the implementation: native unless told not to or the
+extension is missing its ``SymbolState``. ``native_wanted`` reads the switch of the whole
+native core, ``SV_NATIVE=0``, from an environment the caller passes (this module stays
+pure: no ``os``).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Final, cast
@@ -30,13 +31,23 @@ try:
 except ImportError:  # an extension built before the state was native
     _NativeState = None  # type: ignore[assignment,misc]
 
-__all__ = ["NativeSymbolStateTracker", "native_state_available", "symbol_state_tracker"]
+__all__ = [
+    "NativeSymbolStateTracker",
+    "native_state_available",
+    "native_wanted",
+    "symbol_state_tracker",
+]
 
 #: Environment switch of the native core: "0" runs the Python reference everywhere.
 SWITCH: Final = "SV_NATIVE"
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _EPOCH_NAIVE: Final = datetime(1970, 1, 1)  # naive times subtract from it
 _MICRO: Final = timedelta(microseconds=1)
+
+
+def native_wanted(environ: Mapping[str, str]) -> bool:
+    """The native core is wanted: the environment does not say ``SV_NATIVE=0``."""
+    return environ.get(SWITCH, "1") != "0"
 
 
 def native_state_available() -> bool:
@@ -75,14 +86,12 @@ if TYPE_CHECKING or _NativeState is not None:
             return self.observe(partition, symbol, seq=seq, event_time=event_time, quote=quote)
 
 
-def symbol_state_tracker(spec: SymbolStateSpec, native: bool | None = None) -> SymbolStateTracker:
-    """The tracker of a contract's state: native unless ``native`` is False, or (None)
-    the environment says ``SV_NATIVE=0``, or the extension has no native state.
+def symbol_state_tracker(spec: SymbolStateSpec, native: bool = True) -> SymbolStateTracker:
+    """The tracker of a contract's state: native unless ``native`` is False (see
+    ``native_wanted``) or the extension has no native state.
 
     Typed as the reference: the native class has its methods, with the same results.
     """
-    if native is None:
-        native = os.environ.get(SWITCH, "1") != "0"
     if native and _NativeState is not None:
         return cast(SymbolStateTracker, NativeSymbolStateTracker(spec))
     return SymbolStateTracker(spec)

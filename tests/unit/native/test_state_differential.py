@@ -6,7 +6,8 @@ event times, partitions dropped) go through both trackers, by batch and record b
 the same events (kind, symbol, detail, count) at the same positions, and the same counts
 (symbols held, evictions, holes). Bounded in CI; a long run:
 
-    SV_STATE_DIFF_EXAMPLES=20000 .venv/bin/pytest tests/unit/native/test_state_differential.py --timeout=0
+    SV_STATE_DIFF_EXAMPLES=20000 .venv/bin/pytest --timeout=0 \\
+        tests/unit/native/test_state_differential.py
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stream_validator.contracts.statespec import SymbolStateSpec
+from stream_validator.service.routestate import RouteState
 from stream_validator.verify.ruststate import (
     NativeSymbolStateTracker,
     native_state_available,
+    native_wanted,
     symbol_state_tracker,
 )
 from stream_validator.verify.symbolstate import SymbolStateTracker, compact_key
@@ -199,8 +202,12 @@ def test_record_reading_and_the_switch(monkeypatch: pytest.MonkeyPatch) -> None:
                 0, record, distrust
             )
     assert type(symbol_state_tracker(spec, native=False)) is SymbolStateTracker
+    assert native_wanted({}) and native_wanted({"SV_NATIVE": "1"})
+    assert not native_wanted({"SV_NATIVE": "0"})
     monkeypatch.setenv("SV_NATIVE", "0")
-    assert type(symbol_state_tracker(spec)) is SymbolStateTracker
+    assert type(RouteState(spec, {}).tracker) is SymbolStateTracker
+    monkeypatch.setenv("SV_NATIVE", "1")
+    assert type(RouteState(spec, {}).tracker) is NativeSymbolStateTracker
 
 
 def test_sequence_numbers_past_64_bits_are_not_checked() -> None:
