@@ -18,7 +18,8 @@ Run: taskset -c 1 .venv/bin/python bench/bench_state.py [--holes 400000] [--symb
   str as decoded from a payload (so a tracker that keeps its own copy of the key is charged
   for it, and one holding the str object is charged for that): the figure that compares
   the native tracker, whose memory tracemalloc cannot see. Run one tracker per process
-  (``--only rss --native`` / without), each in a fresh interpreter.
+  (``--only rss --native-only`` / without), each in a fresh interpreter; ``--tick``:
+  tick.yaml's state (aware datetimes, a three-field quote).
 
 ``--module`` names another module with a ``SymbolStateTracker`` (e.g. a copy of an older
 symbolstate.py on PYTHONPATH) to measure it side by side in the same run; ``--native`` adds
@@ -107,9 +108,20 @@ def _rss() -> int:
         return int(statm.read().split()[1]) * 4096
 
 
-def bench_rss(module: ModuleType, symbols: int) -> float:
-    """Resident bytes the process grew by per symbol after one record each (fresh keys)."""
-    tracker = module.SymbolStateTracker(SymbolStateSpec(event_time_field="ts"))
+def bench_rss(module: ModuleType, symbols: int, tick: bool = False) -> float:
+    """Resident bytes the process grew by per symbol after one record each (fresh keys);
+    ``tick``: tick.yaml's state (aware datetimes, a quote of three floats) instead of a
+    seq and epoch seconds."""
+    spec = SymbolStateSpec(event_time_field="ts")
+    if tick:
+        spec = SymbolStateSpec(
+            event_time_field="ts",
+            max_time_regression_s=1.0,
+            quote_fields=("price", "bid", "ask"),
+            frozen_max_updates=20,
+            frozen_max_s=60.0,
+        )
+    tracker = module.SymbolStateTracker(spec)
     gc.collect()
     before = _rss()
     for at in range(0, symbols, BATCH):
@@ -117,9 +129,14 @@ def bench_rss(module: ModuleType, symbols: int) -> float:
         keys = [f"S{i:07d}" for i in range(at, at + m)]  # fresh, as decoded
         partitions = [("md.ticks.raw", int("0")) for _ in range(m)]
         seqs = [1_000_000 + i for i in range(m)]
-        times = [1_764_000_000.0 + i for i in range(m)]
-        tracker.observe_columns(partitions, keys, seqs, times)
-        del partitions, seqs, times, keys
+        quotes = None
+        if tick:
+            times: list[Any] = [_EPOCH + timedelta(microseconds=i) for i in range(m)]
+            quotes = [(100.0 + i, 99.5 + i, 100.5 + i) for i in range(m)]
+        else:
+            times = [1_764_000_000.0 + i for i in range(m)]
+        tracker.observe_columns(partitions, keys, seqs, times, quotes)
+        del partitions, seqs, times, keys, quotes
     gc.collect()
     grown = _rss() - before
     assert len(tracker) == symbols
@@ -166,6 +183,7 @@ def main() -> None:
     parser.add_argument("--module", action="append", default=[])
     parser.add_argument("--native", action="store_true", help="also the native tracker")
     parser.add_argument("--native-only", action="store_true", help="the native tracker alone")
+    parser.add_argument("--tick", action="store_true", help="rss: tick.yaml's state")
     parser.add_argument("--datetimes", action="store_true", help="healthy: aware event times")
     parser.add_argument("--baseline", action="store_true", help="a tracker doing nothing alone")
     args = parser.parse_args()
@@ -190,8 +208,9 @@ def main() -> None:
             per = bench_memory(module, args.symbols)
             print(f"{name}: memory {per:.0f} B a symbol ({args.symbols} symbols)")
         if args.only == "rss":
-            per = bench_rss(module, args.symbols)
-            print(f"{name}: rss {per:.0f} B a symbol ({args.symbols} symbols, fresh keys)")
+            per = bench_rss(module, args.symbols, args.tick)
+            shape = "tick.yaml's state" if args.tick else "seq and epoch seconds"
+            print(f"{name}: rss {per:.0f} B a symbol ({args.symbols} symbols, {shape})")
         if args.only in (None, "holes"):
             seconds, tail = bench_holes(module, args.holes, args.max_holes)
             print(
