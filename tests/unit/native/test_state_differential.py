@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stream_validator.contracts.statespec import SymbolStateSpec
-from stream_validator.service.routestate import RouteState
+from stream_validator.service.plan.routestate import RouteState
 from stream_validator.verify.ruststate import (
     NativeSymbolStateTracker,
     native_state_available,
@@ -185,7 +185,7 @@ def test_lru_bound_evicts_the_reference_keys(max_symbols: int, picks: list[int])
     assert counts(native) == counts(python)
 
 
-def test_record_reading_and_the_switch(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_record_reading_and_the_switch() -> None:
     """observe_record reads a record as the reference does; SV_NATIVE=0 picks the reference."""
     spec = SymbolStateSpec(event_time_field="ts", quote_fields=("bid",), frozen_max_updates=1)
     python, native = SymbolStateTracker(spec), symbol_state_tracker(spec, native=True)
@@ -204,9 +204,7 @@ def test_record_reading_and_the_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     assert type(symbol_state_tracker(spec, native=False)) is SymbolStateTracker
     assert native_wanted({}) and native_wanted({"SV_NATIVE": "1"})
     assert not native_wanted({"SV_NATIVE": "0"})
-    monkeypatch.setenv("SV_NATIVE", "0")
-    assert type(RouteState(spec, {}).tracker) is SymbolStateTracker
-    monkeypatch.setenv("SV_NATIVE", "1")
+    assert type(RouteState(spec, {}, native=False).tracker) is SymbolStateTracker
     assert type(RouteState(spec, {}).tracker) is NativeSymbolStateTracker
 
 
