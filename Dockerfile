@@ -13,21 +13,51 @@
 ARG PYTHON_IMAGE=python:3.11.14-slim-bookworm
 
 FROM ${PYTHON_IMAGE} AS builder
+# The native core (native/, Rust + PyO3) is compiled here: a pinned Rust toolchain (rustup's
+# minimal profile, fetched with the image's own Python and checked against its published
+# SHA-256) and a C linker. None of it reaches the runtime stage, which gets only the venv.
+ARG RUST_VERSION=1.86.0
+ARG RUSTUP_VERSION=1.28.2
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    PYTHONDONTWRITEBYTECODE=1
+    PYTHONDONTWRITEBYTECODE=1 \
+    RUSTUP_HOME=/opt/rustup \
+    CARGO_HOME=/opt/cargo \
+    PATH=/opt/cargo/bin:$PATH
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+# gcc and libc6-dev link the extension; unpinned on purpose: this stage is thrown away and
+# the packages follow the pinned base image's Debian release.
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && rm -rf /var/lib/apt/lists/*
+RUN python -c "import hashlib, os, platform, sys, urllib.request as web; \
+url = 'https://static.rust-lang.org/rustup/archive/%s/%s-unknown-linux-gnu/rustup-init' \
+    % (os.environ['RUSTUP_VERSION'], platform.machine()); \
+binary = web.urlopen(url, timeout=120).read(); \
+expected = web.urlopen(url + '.sha256', timeout=120).read().split()[0].decode(); \
+hashlib.sha256(binary).hexdigest() == expected or sys.exit('rustup-init: SHA-256 mismatch: ' + url); \
+open('/tmp/rustup-init', 'wb').write(binary)" \
+    && chmod 0755 /tmp/rustup-init \
+    && /tmp/rustup-init -y --no-modify-path --profile minimal --default-toolchain "${RUST_VERSION}" \
+    && rm /tmp/rustup-init \
+    && cargo --version
 WORKDIR /src
-# Only what the wheel needs (.dockerignore keeps the rest of the repository out of the context).
-COPY pyproject.toml ./
+# Only what the wheel needs (.dockerignore keeps the rest of the repository out of the context,
+# native/target included). maturin reads README.md for the package metadata.
+COPY pyproject.toml README.md ./
+COPY native ./native
 COPY stream_validator ./stream_validator
-# Every dependency ships manylinux wheels; --only-binary makes a missing one fail here, loudly,
-# instead of attempting a compile in an image that has no compiler. pip and setuptools leave
-# the venv afterwards: the runtime image installs nothing.
+# Every Python dependency ships manylinux wheels; --only-binary makes a missing one fail here,
+# loudly, instead of attempting a compile. pip wheel builds this package's own wheel with
+# maturin (the build backend) and the toolchain above. pip and setuptools leave the venv
+# afterwards: the runtime image installs nothing.
 RUN python -m venv /opt/venv \
     && /opt/venv/bin/pip wheel --no-cache-dir --no-deps --wheel-dir /tmp/wheels . \
     && /opt/venv/bin/pip install --no-cache-dir --only-binary=:all: /tmp/wheels/*.whl \
     && /opt/venv/bin/pip uninstall --yes pip setuptools \
-    && /opt/venv/bin/stream-validator --version
+    && /opt/venv/bin/stream-validator --version \
+    && /opt/venv/bin/python -c "import stream_validator._native"
 
 FROM ${PYTHON_IMAGE}
 ARG PYTHON_IMAGE

@@ -29,4 +29,5 @@ site=$(mktemp -d)
 trap 'rm -rf "$site"' EXIT
 step "docs (mkdocs build --strict)"
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$site"
+step "abi3 wheel without Rust"; bash scripts/wheel_check.sh
 step "pytest"; .venv/bin/pytest "$@"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from bisect import bisect_left
 from collections import Counter
@@ -21,8 +22,9 @@ from stream_validator.verify import (
     SchemaContractValidationReport,
     ViolationKind,
 )
+from stream_validator.verify.ruststate import native_wanted, symbol_state_tracker
 from stream_validator.verify.statefeed import StateFeed
-from stream_validator.verify.symbolstate import EventTally, SymbolStateTracker, distrusted
+from stream_validator.verify.symbolstate import EventTally, distrusted
 
 PROGRESS_EVERY = 50_000
 # Read size: big enough that per-block costs vanish, small enough for flat memory.
@@ -164,7 +166,8 @@ class FileState:
         assert spec is not None
         types = {f.name: f.expected_type for f in verifier.contract.fields}
         self._spec = spec
-        self.tracker = SymbolStateTracker(spec)
+        # native unless SV_NATIVE=0 (verify.ruststate); the same events either way
+        self.tracker = symbol_state_tracker(spec, native_wanted(os.environ))
         self._feed = StateFeed(self.tracker, types, verifier.field_getter)
         self.tally = EventTally(5)
 

@@ -15,6 +15,7 @@ in production, the in-memory fake broker in unit tests.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -36,6 +37,7 @@ from stream_validator.service.plan.planner import BatchPlan, RouteProcessor
 from stream_validator.service.report.hooks import ServiceHooks
 from stream_validator.service.report.reporter import BatchReporter
 from stream_validator.service.report.state import ServiceState
+from stream_validator.verify.ruststate import native_wanted
 
 log = logging.getLogger("stream_validator.service")
 
@@ -88,6 +90,8 @@ class StreamService:
                 max_message_bytes=config.max_message_bytes,
                 null_window=config.batch_max_records,
                 connect_headers=config.dlq_connect_headers,
+                # SV_NATIVE=0: the Python reference instead of the native core
+                native_state=native_wanted(os.environ),
             )
             for route in config.routes
         }

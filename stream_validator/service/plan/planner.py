@@ -127,10 +127,12 @@ class RouteProcessor:
         max_message_bytes: int,
         null_window: int,
         connect_headers: bool = False,
+        native_state: bool = True,
     ) -> None:
         """``null_window``: the records over which the null ceiling is judged (the
         service's ``batch.max_records``; see nullwindow.py). ``connect_headers``: DLQ
-        records also carry Kafka Connect's ``__connect.errors.*`` headers."""
+        records also carry Kafka Connect's ``__connect.errors.*`` headers.
+        ``native_state``: the per-symbol state in the native core (``RouteState``)."""
         self.route = route
         self.verifier = DataSchemaContractVerifier(
             route.contract, max_payload_bytes=route.max_payload_bytes
@@ -143,7 +145,9 @@ class RouteProcessor:
         spec = route.contract.state
         types = {field.name: field.expected_type for field in route.contract.fields}
         self.state = (
-            RouteState(spec, types, self.verifier.field_getter) if spec is not None else None
+            RouteState(spec, types, self.verifier.field_getter, native=native_state)
+            if spec is not None
+            else None
         )
 
     def plan(

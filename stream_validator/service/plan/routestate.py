@@ -31,11 +31,11 @@ from stream_validator.contracts.rulespec import RuleAction
 from stream_validator.contracts.statespec import SymbolStateSpec
 from stream_validator.records import SourceRecord, TopicPartitionKey
 from stream_validator.verify import SchemaContractValidationReport, Violation, ViolationKind
+from stream_validator.verify.ruststate import symbol_state_tracker
 from stream_validator.verify.statefeed import StateFeed
 from stream_validator.verify.symbolstate import (
     EventTally,
     SymbolEventKind,
-    SymbolStateTracker,
     distrusted,
 )
 
@@ -75,10 +75,13 @@ class RouteState:
         spec: SymbolStateSpec,
         field_types: Mapping[str, type],
         field_getter: Callable[..., Callable[[Any], Any] | None] | None = None,
+        *,
+        native: bool = True,
     ) -> None:
-        """``field_getter``: the verifier's (see ``StateFeed``)."""
+        """``field_getter``: the verifier's (see ``StateFeed``); ``native``: the tracker
+        in the native core (``verify.ruststate``; same events), else the Python reference."""
         self.spec = spec
-        self.tracker = SymbolStateTracker(spec)
+        self.tracker = symbol_state_tracker(spec, native)
         self._feed = StateFeed(self.tracker, field_types, field_getter)
         quarantine: set[SymbolEventKind] = set()
         if spec.sequence_action is RuleAction.QUARANTINE:
