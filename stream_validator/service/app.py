@@ -17,7 +17,7 @@ from types import FrameType
 from typing import Any
 
 from stream_validator import __version__
-from stream_validator.collector import collector_tuned
+from stream_validator.gcpolicy import collector_tuned
 from stream_validator.config.settings import (
     RouteConfig,
     ServiceConfig,

@@ -12,7 +12,7 @@ import yaml
 from stream_validator import offline
 from stream_validator.cli import files
 from stream_validator.cli.main import main
-from stream_validator.collector import YOUNG_THRESHOLD, collector_tuned
+from stream_validator.gcpolicy import YOUNG_THRESHOLD, collector_tuned
 from stream_validator.service import app
 
 TICK = str(Path(__file__).resolve().parents[2] / "config" / "contracts" / "tick.yaml")
