@@ -9,9 +9,9 @@ from pathlib import Path
 
 from stream_validator.cli.argtypes import Subparsers, non_negative_int, positive_int
 from stream_validator.codec import encode_json
-from stream_validator.gcpolicy import collector_tuned
 from stream_validator.contracts import load_contract
 from stream_validator.errors import CheckExit
+from stream_validator.gcpolicy import collector_tuned
 from stream_validator.offline import (
     check_contract_files,
     open_input,
