@@ -15,7 +15,7 @@ Run: taskset -c 1 .venv/bin/python bench/bench_state.py [--holes 400000] [--symb
   ``observe_columns``.
 
 ``--module`` names another module with a ``SymbolStateTracker`` (e.g. a copy of an older
-symbolstate.py on PYTHONPATH) to measure it side by side in the same run.
+state/tracker.py on PYTHONPATH) to measure it side by side in the same run.
 """
 
 from __future__ import annotations
@@ -114,8 +114,7 @@ def main() -> None:
     parser.add_argument("--module", action="append", default=[])
     args = parser.parse_args()
     modules: list[Any] = [
-        importlib.import_module(name)
-        for name in ["stream_validator.verify.symbolstate", *args.module]
+        importlib.import_module(name) for name in ["stream_validator.state.tracker", *args.module]
     ]
     for module in modules:
         name = module.__name__

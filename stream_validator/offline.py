@@ -14,6 +14,7 @@ from stream_validator.codec import encode_json, payload_to_text
 from stream_validator.contracts import load_contract
 from stream_validator.errors import ContractFileError
 from stream_validator.labels import MAX_SUMMARY_NAMES, bounded_counts, bounded_names, count_bounded
+from stream_validator.state import EventTally, StateFeed, SymbolStateTracker, distrusted
 from stream_validator.verify import (
     BatchAccumulator,
     DataSchemaContractVerifier,
@@ -21,8 +22,6 @@ from stream_validator.verify import (
     SchemaContractValidationReport,
     ViolationKind,
 )
-from stream_validator.verify.statefeed import StateFeed
-from stream_validator.verify.symbolstate import EventTally, SymbolStateTracker, distrusted
 
 PROGRESS_EVERY = 50_000
 # Read size: big enough that per-block costs vanish, small enough for flat memory.
@@ -156,7 +155,7 @@ class FileState:
     It reports events only (counts per kind, five example symbols each): an action
     ``quarantine`` moves no record to the DLQ output here, so the file's verdict and its
     valid/DLQ outputs are the schema's alone. Records are read from the fast path's decoded
-    Structs where there are some (``statefeed.StateFeed``), so no line is decoded twice.
+    Structs where there are some (``state.StateFeed``), so no line is decoded twice.
     """
 
     def __init__(self, verifier: DataSchemaContractVerifier) -> None:
@@ -175,7 +174,7 @@ class FileState:
         decoded: list[Any],
     ) -> None:
         """Fold one share of a batch in: valid lines, and quarantined ones whose key passed,
-        each state field used only when it passed (``symbolstate.distrusted``; ``decoded``:
+        each state field used only when it passed (``state.distrusted``; ``decoded``:
         what ``add_payloads`` decoded of each)."""
         # Per quarantined line, not per line: most lines are valid.
         parts = {

@@ -12,7 +12,7 @@ import stream_validator
 PACKAGE = Path(stream_validator.__file__).parent
 IMPURE = {"time", "os", "socket", "threading", "signal", "http", "subprocess"}
 PURE = sorted(
-    [p for d in ("verify", "contracts", "dlq") for p in (PACKAGE / d).glob("*.py")]
+    [p for d in ("verify", "state", "contracts", "dlq") for p in (PACKAGE / d).glob("*.py")]
     + [p for p in (PACKAGE / "sim").glob("*.py") if p.name != "producer.py"]
 )
 
@@ -26,7 +26,8 @@ def _imports(path: Path) -> set[str]:
 
 @pytest.mark.parametrize("path", PURE, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_pure_modules_import_no_io(path: Path) -> None:
-    """verify/, contracts/, dlq/ and the sim generators import no clock or OS modules."""
+    """verify/, state/, contracts/, dlq/ and the sim generators import no clock or OS
+    modules."""
     assert not {m for m in _imports(path) if m.split(".")[0] in IMPURE}
 
 
