@@ -14,6 +14,7 @@ IMPURE = {"time", "os", "socket", "threading", "signal", "http", "subprocess"}
 PURE = sorted(
     [p for d in ("verify", "state", "contracts", "dlq") for p in (PACKAGE / d).glob("*.py")]
     + [p for p in (PACKAGE / "sim").glob("*.py") if p.name != "producer.py"]
+    + [PACKAGE / "offline" / "summary.py", PACKAGE / "offline" / "filestate.py"]
 )
 
 
@@ -26,8 +27,8 @@ def _imports(path: Path) -> set[str]:
 
 @pytest.mark.parametrize("path", PURE, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_pure_modules_import_no_io(path: Path) -> None:
-    """verify/, state/, contracts/, dlq/ and the sim generators import no clock or OS
-    modules."""
+    """verify/, state/, contracts/, dlq/, the sim generators and the offline summary
+    import no clock or OS modules."""
     assert not {m for m in _imports(path) if m.split(".")[0] in IMPURE}
 
 

@@ -62,7 +62,18 @@ HEAVY = ("stream_validator.replay", "stream_validator.devbroker", "confluent_kaf
 
 @pytest.mark.parametrize(
     ("command", "unimported"),
-    [("--help", (*HEAVY, "stream_validator.cli.files")), ("validate", HEAVY)],
+    [
+        (
+            "--help",
+            (
+                *HEAVY,
+                "stream_validator.cli.validate",
+                "stream_validator.cli.checkcontract",
+                "stream_validator.offline",
+            ),
+        ),
+        ("validate", HEAVY),
+    ],
 )
 def test_help_and_validate_leave_the_other_commands_unimported(
     command: str, unimported: tuple[str, ...]
