@@ -46,9 +46,9 @@ def scripted_run(records: int, batch: int) -> tuple[int, float]:
     from stream_validator.gcpolicy import collector_tuned
     from stream_validator.kafka.fake import FakeBroker, FakeClients
     from stream_validator.service.app import metrics_hooks, set_route_metrics
-    from stream_validator.service.integritymetrics import IntegrityMetrics
     from stream_validator.service.loop import StreamService
-    from stream_validator.service.metrics import CollectorRegistry, ServiceMetrics
+    from stream_validator.service.telemetry.integritymetrics import IntegrityMetrics
+    from stream_validator.service.telemetry.metrics import CollectorRegistry, ServiceMetrics
 
     config = config_from_mapping(
         {

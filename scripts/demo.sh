@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The demo (README, "Quick start"): a local Kafka broker, the validator service, and
+# The demo (docs/quickstart.md): a local Kafka broker, the validator service, and
 # simulated market data with vendor drift and integrity faults (a crossed book, a sequence
 # gap, stale timestamps, a frozen quote, a bad deploy) and an order feed with values its
 # contract's string checks refuse; then a report of what happened.

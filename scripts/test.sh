@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command (README, "Tests"): lint, type-check, unit and integration tests.
+# The test command (docs/development/testing.md): lint, type-check, the docs site, unit and
+# integration tests.
 # Integration tests use KAFKA_BOOTSTRAP_SERVERS when set, testcontainers when a Docker
 # engine answers, and otherwise start the project's own local Kafka broker.
 # Extra arguments go to pytest, e.g. scripts/test.sh tests/unit -k null
@@ -18,8 +19,14 @@ if ! command -v promtool >/dev/null; then
 fi
 
 step() { echo "==> $*" >&2; }
-step "ruff check";  .venv/bin/ruff check stream_validator tests bench
-step "ruff format"; .venv/bin/ruff format --check stream_validator tests bench
+step "ruff check";  .venv/bin/ruff check stream_validator tests bench docs/_hooks
+step "ruff format"; .venv/bin/ruff format --check stream_validator tests bench docs/_hooks
 step "mypy --strict"; .venv/bin/mypy stream_validator
 step "import rules (import-linter)"; .venv/bin/lint-imports
+# Never into the repository: a broken link, a page missing from the nav or a generated table
+# that disagrees with the code fails here.
+site=$(mktemp -d)
+trap 'rm -rf "$site"' EXIT
+step "docs (mkdocs build --strict)"
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$site"
 step "pytest"; .venv/bin/pytest "$@"

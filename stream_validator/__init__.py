@@ -3,6 +3,8 @@
 The public API is listed in ``__all__``; everything else is internal.
 """
 
+from importlib import metadata as _metadata
+
 from stream_validator.contracts import (
     FieldSpec,
     RuleAction,
@@ -22,13 +24,18 @@ from stream_validator.errors import (
 from stream_validator.verify import (
     BatchAccumulator,
     DataSchemaContractVerifier,
+    FlaggedViolation,
     QuarantinedRecord,
     SchemaContractValidationReport,
     Violation,
     ViolationKind,
 )
 
-__version__ = "0.1.0"
+try:
+    #: ``[project] version`` of pyproject.toml, the one place the version is written.
+    __version__: str = _metadata.version("stream-validator")
+except _metadata.PackageNotFoundError:  # a source tree on sys.path that was never installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "BatchAccumulator",
@@ -38,6 +45,7 @@ __all__ = [
     "DataSchemaContractVerifier",
     "DecodeError",
     "FieldSpec",
+    "FlaggedViolation",
     "QuarantinedRecord",
     "RuleAction",
     "RuleSpec",

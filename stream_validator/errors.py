@@ -187,42 +187,54 @@ class TopicAdminError(StreamValidatorError):
 
 
 # --- exit codes: one enum per command family -------------------------------------------
+# The comment beside each member is its meaning in the docs' exit-code tables (generated
+# from here by docs/_hooks/tables.py); a comment-only line below a member continues it.
 
 
 class CheckExit(enum.IntEnum):
-    """``validate`` and ``check-contract`` (and the CLI's own usage errors)."""
+    """``validate``, ``check-contract``, ``check-config``, ``create-topics`` (and the CLI's own
+    usage errors)."""
 
-    OK = 0
-    INVALID = 1  # a record or a contract failed
-    USAGE = 2  # bad arguments, unreadable file, bad config
+    OK = 0  # every record and contract valid; the config checks out; the topics exist
+    INVALID = 1  # a record or a contract failed (`validate`: a batch is not valid);
+    # `create-topics`: the broker cannot be reached or a topic cannot be created
+    USAGE = 2  # bad arguments, an unreadable file, a malformed contract or config;
+    # `check-config --connect`: the broker does not answer or a topic is missing
 
 
 class ServiceExit(enum.IntEnum):
     """``run``: the service process."""
 
-    OK = 0  # stopped on request
-    FATAL = 1  # a fatal Kafka error (e.g. fenced)
-    CONFIG = 2  # the config file is invalid
-    HALTED = 3  # a record cannot be delivered, or batches keep failing
-    DEADLINE = 4  # did not stop within the shutdown deadline
+    OK = 0  # stopped on request (SIGTERM/SIGINT), every delivered batch committed
+    FATAL = 1  # a fatal Kafka error: fenced by another instance, or more than 5 producer
+    # replacements without a commit, or 4 abandoned producers still blocked
+    CONFIG = 2  # the configuration is invalid, or an endpoint cannot start
+    HALTED = 3  # halted: `service.halt_after_failed_batches` failures in a row, or a DLQ
+    # entry the DLQ topic refuses for good
+    DEADLINE = 4  # did not stop within `service.shutdown_timeout_s`; the batches in flight
+    # are not committed (they are read again after a restart)
 
 
 class ReplayExit(enum.IntEnum):
     """``replay``."""
 
-    OK = 0
-    NOT_ALL = 1  # some selected records were not sent on
-    USAGE = 2  # bad arguments or a missing topic
-    KAFKA = 3  # a Kafka-side problem mid-run
-    INTERRUPTED = 130  # stopped by a signal
+    OK = 0  # every selected record was replayed (in a dry run: would pass)
+    NOT_ALL = 1  # some selected record was not replayed: still failing, exhausted, held back
+    # or unreplayable
+    USAGE = 2  # bad arguments, config or contract, an unknown route, a missing DLQ topic or
+    # a missing clean or named target topic
+    KAFKA = 3  # a Kafka error: broker unreachable, a delivery or commit failed, fenced by
+    # another replay of the same target, a source topic missing when a record is sent to it
+    INTERRUPTED = 130  # SIGINT/SIGTERM, after the current chunk; committed chunks stay
+    # committed, so run again to continue
 
 
 class SimulateExit(enum.IntEnum):
     """``simulate``."""
 
-    OK = 0
-    FAILED = 1
-    USAGE = 2
+    OK = 0  # every record was produced
+    FAILED = 1  # some deliveries failed (each is printed)
+    USAGE = 2  # bad arguments, a bad --scenario spec, or the broker or topic cannot be used
 
 
 class ResumeExit(enum.IntEnum):
@@ -230,6 +242,27 @@ class ResumeExit(enum.IntEnum):
 
     OK = 0  # the breaker is closed (it may have been already)
     UNKNOWN_ROUTE = 1  # no such route, or the route has no circuit_breaker
-    USAGE = 2  # bad arguments or config
-    UNREACHABLE = 3  # no answer from the service's health port (or an unexpected one)
-    PENDING = 4  # queued, but the service's loop did not act on it in time
+    USAGE = 2  # bad arguments or config: a malformed --url, a bad token file, or the
+    # service's 401/403 (no or a wrong token, resume disabled)
+    UNREACHABLE = 3  # no answer from the service's health port, or an unexpected one
+    # (e.g. 429: two resumes already waiting)
+    PENDING = 4  # queued, but the service's loop did not act on it within 5 s
+
+
+class InferExit(enum.IntEnum):
+    """``infer``."""
+
+    OK = 0  # a draft was written
+    NO_DRAFT = 1  # nothing to draft from: no record in the sample, or no field could be typed
+    USAGE = 2  # bad arguments, an unreadable file, a bad config or a missing topic
+    KAFKA = 3  # the broker failed or went quiet while the sample was read
+
+
+class DiffExit(enum.IntEnum):
+    """``diff-contract``; when several apply, USAGE wins over VERSION_NOT_BUMPED, and that
+    over TIGHTENING."""
+
+    OK = 0  # no tightening change
+    TIGHTENING = 1  # at least one change would newly quarantine records that passed OLD
+    USAGE = 2  # bad arguments, a contract file that does not load, or an unreadable sample
+    VERSION_NOT_BUMPED = 3  # the contract changed but its version did not

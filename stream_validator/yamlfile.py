@@ -300,7 +300,8 @@ def _explain(error: str, document: object, root: inspect.Type, at: KeyPath) -> s
         if index == "..." and isinstance(node, Mapping):
             # msgspec does not name the dict key; the values here are scalars, so find it.
             index = next((str(k) for k, v in node.items() if not _is_scalar(v)), "...")
-        path += (int(index) if index.isdigit() else key or index,)
+        # ASCII digits only: a key such as '¹' is a digit to str.isdigit, not to int()
+        path += (int(index) if index.isascii() and index.isdigit() else key or index,)
     node, tp = _follow(document, path), _type_at(root, path[len(at) :])
     if problem.startswith("Object contains unknown field"):
         allowed = [f.encode_name for f in tp.fields] if isinstance(tp, inspect.StructType) else []

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from stream_validator.service.logs import LOGGER_NAME
+from stream_validator.service.telemetry.logs import LOGGER_NAME
 
 pytest_plugins = ["tests.support.ticks", "tests.support.symbolstate"]
 

@@ -4,10 +4,9 @@ Each command module registers its subcommands with ``add_parser`` and sets ``run
 the parsed arguments; ``main`` parses once and calls it. Only the module of the command
 given is imported (the others pull in the Kafka client, the replay, the dev broker); the
 top-level ``--help`` lists ``COMMANDS`` without importing any. Every option's help shows its default
-(``argtypes.show_defaults``). Exit codes: ``errors.CheckExit`` for
-``check-contract``/``validate``/``check-config`` (0 valid, 1 invalid, 2 usage or setup
-error); the other commands document theirs (``ServiceExit``, ``ResumeExit``,
-``ReplayExit``, ``SimulateExit``).
+(``argtypes.show_defaults``). Exit codes: the IntEnums of ``errors`` (``CheckExit``,
+``ServiceExit``, ``ResumeExit``, ``ReplayExit``, ``SimulateExit``, ``InferExit``,
+``DiffExit``), whose comments the docs' exit-code tables are generated from.
 """
 
 from __future__ import annotations
@@ -36,6 +35,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("simulate", "produce simulated market data (with vendor drift) to a topic"),
     "dev-kafka": ("devkafka", "run a local single-node Kafka broker (development)"),
     "replay": ("replay", "re-validate quarantined DLQ records and send the fixed ones on"),
+    "infer": ("infer", "draft a contract from a JSON-lines file or a topic sample"),
+    "diff-contract": (
+        "diffcontract",
+        "classify the changes between two contract versions (exit 1: tightening)",
+    ),
 }
 
 

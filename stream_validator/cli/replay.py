@@ -3,70 +3,10 @@
     stream-validator replay --config service.yaml --dlq-topic ticks.dlq \\
         --contract tick-v2.yaml --kind below_min --field price --to clean --dry-run
 
-Reads the DLQ topic (every partition) from where this replay last stopped up to the
-end offsets observed at start (it never waits for new records), re-validates each
-envelope's original payload against the current contract, sends the records that now
-pass to the target (``clean``: the route's clean topic; ``source``: the topic the record
-came from, which must be one of the route's configured source topics; or a topic name,
-never another route's source, clean or DLQ topic unless ``--force``) with their original key,
-headers and timestamp plus
-``sv.replay.dlq.{topic,partition,offset}``, ``sv.replay.time``, ``sv.replay.group`` and
-``sv.replay.count`` (replay count + 1) headers, and writes records that still fail back
-to the DLQ as a new DLQ record with ``replay_count + 1`` (``--no-requeue`` leaves them).
-A record whose replay count reached ``--max-replays`` is never sent or requeued again
-(``exhausted``), whether it passes or not. Outcomes: ``stream_validator.replay.planner``.
-
-Idempotence
------------
-* **Replay groups.** Progress is a consumer group per DLQ topic, target and selection:
-  ``<base>.<digest>``, base ``--group`` (default ``stream-validator-replay.<dlq>.<target>``),
-  digest of the canonical selection (route, filters, range). ``--to source`` and
-  ``--to T`` for a source topic T of the route are one target (``source``): the latter
-  is ``--to source --source-topic T`` (the filter is left out when T is the route's only
-  source topic). ``--to clean`` and ``--to`` the route's clean topic are one target
-  too. Its committed offset per
-  DLQ partition means "every selected record below this offset is settled": sent,
-  requeued, exhausted, unreplayable or a duplicate. The selection itself is stored as
-  the commit metadata. A run starts at the group's committed offsets, so running the
-  same replay again reads only records that arrived since.
-* **Transactions.** Each chunk (``--batch-size`` records) is one Kafka transaction: the
-  target records, the requeued envelopes and the group's new offsets commit together.
-  A crash, a failed delivery or a lost broker aborts the chunk: read_committed readers
-  never see its outputs and the offsets do not move, so the next run redoes exactly that
-  chunk. Nothing is lost, and nothing already committed is sent again.
-  ``transactional.id`` is the base name, so a second replay to the same target fences
-  the first (which stops with exit code 3) and waits for its open chunk to be resolved.
-* **Overlapping selections.** Before reading, a run loads every group of the same base
-  (named exactly ``<base>.<digest>``; a target ``X.v2``'s groups are not ``X``'s) and
-  skips (``already_handled``) any record another group's selection selects below that
-  group's committed offset. A replay filtered by ``--kind`` followed by an
-  unfiltered one therefore never sends a record twice.
-* **One original record, one delivery per run.** Within a run, a second envelope of the
-  same source record (the service is at-least-once; a requeued copy and its original) is a
-  ``duplicate`` (``replay.seen``: 16 bytes a run of consecutive offsets). Across runs it is not: a
-  duplicate envelope arriving after a run sent the first is sent again by the next run.
-  A record left in place by ``--no-requeue`` keeps its partition's group offset from
-  moving past it; records after it that would pass are ``held_back`` (not
-  sent) and are replayed by a later run, in order.
-* **What is not covered.** Consumers of the target that read uncommitted data can see
-  records of aborted chunks. Groups under a different ``--group`` base are independent.
-  The null ceiling (a batch statistic) is not re-applied: a record quarantined only for
-  ``null_ceiling_breach`` passes when its fields do. Nor is the per-symbol state: one
-  quarantined only for a sequence or event-time kind passes when its fields and rules do.
-  Nor are skew windows (``max_future_s``, ``max_age_s``): replay validates without a clock,
-  so one quarantined only for ``timestamp_out_of_range`` passes when the rest does.
-
-Unreplayable records (garbage, other envelope versions, truncated payloads, keys or
-headers, checksum mismatches, payloads without a checksum unless ``--force``, records
-too large for the target, and with ``--to source`` a source topic the route does not
-read) are reported and skipped, never a crash.
-``--dry-run`` reads and decides the same way but writes nothing and commits nothing.
-
-Exit codes: 0 every selected record was replayed (dry run: would pass); 1 some selected
-record was not (still failing, exhausted, held back, unreplayable); 2 usage or
-configuration error, or a missing topic; 3 Kafka error; 130 interrupted (committed
-chunks stay committed). A progress bar goes to stderr when it is a terminal; the
-summary (``--json``: one JSON object) to stdout.
+This module is the command line: its options, their checks (a DLQ topic that is not the
+route's, an unknown ``--kind`` or ``--rule``, a target another route owns) and the summary.
+The run itself is ``replay.runner``; what happens to each record, ``replay.planner``. What a
+replay does, its idempotence, its limits and its exit codes: docs/replay.md.
 """
 
 from __future__ import annotations
@@ -121,7 +61,7 @@ def add_parser(commands: Subparsers) -> argparse.ArgumentParser:
         description="Re-validate quarantined DLQ records and send the ones that now pass on.",
         epilog="exit codes: 0 all selected records replayed, 1 some not (still failing,"
         " exhausted, held back, unreplayable), 2 usage/config error, 3 Kafka error,"
-        " 130 interrupted. Idempotence: see the README, 'DLQ replay'.",
+        " 130 interrupted. Targets, selection, idempotence: docs/replay.md.",
     )
     add = parser.add_argument
     add("--config", required=True, metavar="FILE", help="service YAML config (Kafka settings)")

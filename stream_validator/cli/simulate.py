@@ -6,9 +6,8 @@
         --seed 7 --scenario garbage@n1000+100 --create-topic --partitions 3
 
 Every message is keyed by symbol and carries a ``sv-sim-scenario`` header ("clean" or the
-drift's name). The last stdout line is a JSON summary. Exit codes: 0 every message
-delivered, 1 some delivery failed, 2 usage or setup error (bad spec, broker unreachable,
-missing topic). SIGINT/SIGTERM stop producing and flush; a second one abandons the flush.
+drift's name). The last stdout line is a JSON summary. Exit codes: ``errors.SimulateExit``.
+SIGINT/SIGTERM stop producing and flush; a second one abandons the flush.
 """
 
 from __future__ import annotations

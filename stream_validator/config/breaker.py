@@ -2,7 +2,8 @@
 
 Here, not in ``service``, because the config is read before any service exists (and config
 must not import service). ``service.breaker`` is the state machine these settings drive;
-README "The DLQ circuit breaker" says what each key means.
+docs/service/circuit-breaker.md says what the breaker does; each key is in the
+configuration reference (docs/service/configuration.md).
 """
 
 from __future__ import annotations

@@ -139,6 +139,12 @@ class ServiceConfig:
     metrics_enabled: bool = True
     metrics_host: str = "127.0.0.1"
     metrics_port: int = 9464
+    #: Also expose prometheus_client's ``<name>_created`` series (one more per counter and
+    #: histogram child; nothing here reads them).
+    metrics_created_series: bool = False
+    #: Also write Kafka Connect's ``__connect.errors.*`` headers on DLQ records
+    #: (``stream_validator.dlq.connect``), so tools that redrive Connect DLQs read ours.
+    dlq_connect_headers: bool = False
     #: The file holding the bearer token of POST /breaker/resume (None: resume refused).
     resume_token_file: str | None = None
     shutdown_timeout_s: float = 30.0

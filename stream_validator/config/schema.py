@@ -75,6 +75,11 @@ class MetricsDoc(_Section, frozen=True):
     enabled: bool | UnsetType = UNSET
     host: str | UnsetType = UNSET
     port: Port | UnsetType = UNSET
+    created_series: bool | UnsetType = UNSET
+
+
+class DlqDoc(_Section, frozen=True):
+    connect_headers: bool | UnsetType = UNSET
 
 
 class RouteDoc(_Section, frozen=True):
@@ -97,3 +102,4 @@ class ConfigDoc(_Section, frozen=True):
     batch: BatchDoc = BatchDoc()
     service: ServiceDoc = ServiceDoc()
     metrics: MetricsDoc = MetricsDoc()
+    dlq: DlqDoc = DlqDoc()

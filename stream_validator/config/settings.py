@@ -24,11 +24,15 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from stream_validator.config.envvars import ENV_PREFIX as ENV_PREFIX  # re-exported
+from stream_validator.config.envvars import KAFKA_MAPS as _KAFKA_MAPS
+from stream_validator.config.envvars import apply_env_overrides as apply_env_overrides
+from stream_validator.config.envvars import merge_env_overrides
 from stream_validator.config.keyrules import (
     check_producer_queue,
     check_service,
@@ -47,9 +51,6 @@ from stream_validator.config.schema import ConfigDoc
 from stream_validator.errors import ConfigError, YamlFileError, problem_listing
 from stream_validator.yamlfile import decode_all, parse_yaml, read_text_file
 
-ENV_PREFIX = "SV_"
-_KAFKA_MAPS = ("settings", "consumer", "producer")
-
 
 def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> ServiceConfig:
     """Read the YAML file, apply SV_* environment overrides, check everything."""
@@ -64,47 +65,30 @@ def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> S
         raise ConfigError(f"{source}: {exc}") from None
     if not isinstance(document, dict):
         raise ConfigError(f"{source}: the config must be a mapping")
-    apply_env_overrides(document, os.environ if environ is None else environ)
-    return config_from_mapping(document, source=source, base_dir=Path(path).resolve().parent)
-
-
-def apply_env_overrides(document: dict[str, Any], environ: Mapping[str, str]) -> None:
-    """Merge SV_SECTION__KEY[__SUBKEY]=value variables into the document, in place."""
-    for name, raw in sorted(environ.items()):
-        if not name.startswith(ENV_PREFIX) or "__" not in name:
-            continue
-        parts = [p.lower() for p in name[len(ENV_PREFIX) :].split("__")]
-        if parts[0] == "routes":
-            raise ConfigError(f"{name}: routes cannot be set from the environment")
-        node = document
-        for depth, part in enumerate(parts[:-1]):
-            child = node.setdefault(part, {})
-            if not isinstance(child, dict):
-                raise ConfigError(f"{name}: {'.'.join(parts[: depth + 1])} is not a section")
-            node = child
-        passthrough = len(parts) == 3 and parts[0] == "kafka" and parts[1] in _KAFKA_MAPS
-        key = parts[-1].replace("_", ".") if passthrough else parts[-1]
-        node[key] = raw if passthrough else _scalar(raw)
-
-
-def _scalar(raw: str) -> object:
-    try:
-        value = parse_yaml(raw)  # the file's reading: 1.0e10 is a float here too
-    except YamlFileError:
-        return raw
-    return value if isinstance(value, str | int | float | bool) else raw
+    problems = merge_env_overrides(document, os.environ if environ is None else environ)
+    return config_from_mapping(
+        document, source=source, base_dir=Path(path).resolve().parent, env_problems=problems
+    )
 
 
 def config_from_mapping(
-    document: Mapping[str, Any], *, source: str = "<config>", base_dir: Path | None = None
+    document: Mapping[str, Any],
+    *,
+    source: str = "<config>",
+    base_dir: Path | None = None,
+    env_problems: Sequence[str] = (),
 ) -> ServiceConfig:
-    """Build and check a ServiceConfig from a parsed document."""
+    """Build and check a ServiceConfig from a parsed document. ``env_problems``: the SV_*
+    variables that could not be applied, listed first with every key's problem."""
     # A section written with nothing under it (``kafka:``) keeps its defaults.
     given = {key: value for key, value in document.items() if value is not None}
     try:
         doc = decode_all(given, ConfigDoc)
     except YamlFileError as exc:
-        raise ConfigError(f"{source}: {problem_listing(exc.problems)}") from None
+        listed = [*env_problems, *exc.problems]
+        raise ConfigError(f"{source}: {problem_listing(listed)}") from None
+    if env_problems:
+        raise ConfigError(f"{source}: {problem_listing(env_problems)}")
     kafka: dict[str, Any] = doc.kafka.given()
     for section in _KAFKA_MAPS:
         if section in kafka:
@@ -113,6 +97,7 @@ def config_from_mapping(
         **{f"batch_{key}": value for key, value in doc.batch.given().items()},
         **doc.service.given(),
         **{f"metrics_{key}": value for key, value in doc.metrics.given().items()},
+        **{f"dlq_{key}": value for key, value in doc.dlq.given().items()},
     }
     if "batch_max_in_flight_records" not in options:  # the default fits any batch size
         batch = options.get("batch_max_records", 0)

@@ -1,53 +1,7 @@
 """Load SchemaContracts from YAML (or JSON) contract files.
 
-Format (see README, "Contract files")::
-
-    name: tick                      # required
-    version: "3"                    # string; default "1"
-    description: Top-of-book ticks  # optional
-    max_allowed_null_pct: 1.0       # percent, 0-100; default 1.0
-    forbid_unknown_fields: false    # default false
-    fields:
-      - name: price
-        type: float                 # float | int | str | bool | datetime
-        nullable: false             # default false
-        min_value: 1.0e-9           # inclusive, numeric fields only
-        max_value: 1000000.0
-        allow_non_finite: false     # float fields only
-      - name: event_ts
-        type: datetime
-        require_timezone: true      # datetime fields only: Z or +HH:MM required
-        max_future_s: 5             # datetime only: at most 5 s after the validation time
-        max_age_s: 86400            # datetime only: at most a day before it
-      - name: side
-        type: str
-        allowed: [buy, sell]        # str and int fields: the only values accepted
-      - name: exchange
-        type: str
-        pattern: '[A-Z0-9]{4}'      # str only: matches the whole value (contracts.pattern)
-        min_length: 1               # str only: Unicode code points, inclusive
-        max_length: 16
-        action: flag                # quarantine (default) | flag: every check of the field
-      - name: book
-        type: object                # its own fields, checked by path (book.bid)
-        fields:
-          - {name: bid, type: float, nullable: true}
-      - name: levels
-        type: array                 # items: a scalar spec or an object spec (no name)
-        min_items: 1                # inclusive; max_items default 10000 (DEFAULT_MAX_ITEMS)
-        max_items: 50
-        items:
-          type: object
-          fields:
-            - {name: price, type: float, min_value: 0}
-    rules:                          # optional, see contracts.rulespec
-      - name: crossed_book
-        check: "bid <= ask"
-        action: quarantine          # quarantine (default) | flag
-        description: bid above ask
-    state:                          # optional, see contracts.statespec
-      key: symbol
-      sequence: {field: seq, action: flag}
+The format, key by key, is docs/contracts/format.md (rules: docs/contracts/rules.md, the
+``state`` section: docs/contracts/state.md); this module is its reader.
 
 The file is decoded into the Structs below (msgspec: unknown keys and wrong types are errors,
 so a typo such as ``nulable`` cannot silently weaken a contract), keys written twice are

@@ -65,7 +65,8 @@ class FieldSpec:
 
     ``action``: what a broken check of this field does (``RuleAction``): ``quarantine``
     (the default), or ``flag``: the record flows to the clean topic when its only
-    violations are flagged ones, and the breach is counted (README, "Contract files").
+    violations are flagged ones, and the breach is counted (docs/contracts/format.md,
+    "Flagged fields").
 
     ``dict`` fields only: ``fields``, the object's own FieldSpecs (a list is stored as a
     tuple), checked like the record's, by path (``book.bid``). ``list`` fields only:

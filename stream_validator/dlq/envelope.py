@@ -1,45 +1,14 @@
 """The DLQ record of one quarantined record, in one of two forms, always within the limit.
 
-**Envelope form** (``sv.dlq.format: envelope``): the value is a versioned JSON document.
-Version 1 fields (see README, "DLQ records")::
-
-    envelope_version  1
-    contract          {"name", "version"}
-    route             route name
-    violations        [{"field", "kind", "message"}], plus "rule" (the contract's rule
-                      name) on a rule_violation
-    violation_reason  every message joined by "; "
-    payload           original value as text (payload_encoding "utf-8"), base64
-                      ("base64"), or null for a tombstone (payload_encoding null)
-    payload_length    byte length of the full original value (null for a tombstone)
-    payload_sha256    hex digest of the full original value (null for a tombstone)
-    payload_truncated true when payload holds only a prefix
-    key, key_encoding original key, same encoding rules as the payload
-    headers           [[name, value, encoding]] original headers in order
-    source            {"topic", "partition", "offset", "timestamp_ms", "timestamp_type"}
-    consumer_group, validator_version, validated_at (ISO-8601 UTC), replay_count
-
-    only when something had to be cut (see below):
-    key_truncated, key_length, key_sha256              key holds a prefix
-    headers_truncated, headers_count, headers_sha256   headers holds the first ones
-    violations_omitted                                  violations holds the first 50
-
-The DLQ record's key is the original key and its headers are the ``sv.dlq.*`` headers
-(source coordinates, contract, first violation kind, replay count), so tools can filter
-without parsing.
-
-**Headers form** (``sv.dlq.format: headers``, Kafka Connect's convention): when the
-envelope would not fit but the original record does, the DLQ record is the original
-record byte for byte (key, value, headers) followed by the envelope's fields as
-``sv.dlq.*`` headers (``stream_validator.dlq.headers_form``).
-
-**Budget.** Key + value + every header (names and values) of the DLQ record, JSON
-escaping and base64 growth included, stay within ``max_bytes - FRAMING_BYTES``. When
-neither form fits (the original record itself is too large), a truncated envelope is
-written: the payload is kept whole when it fits, then as much of the key, then whole
-headers in order; whatever is cut is flagged with the full length and sha256. Its
-record key is the original key, or the key's sha256 when the key would take more than
-an eighth of the budget. Nothing is dropped silently and a DLQ record is always produced.
+The record format (both forms, every field and header, the byte budget) is specified once, in
+docs/service/dlq-format.md; this module writes it. The envelope form is built here; the headers
+form, used when the envelope would not fit but the original record does, by
+``stream_validator.dlq.headers_form``. The budget (``max_bytes - FRAMING_BYTES``) covers key,
+value and every header name and value, JSON escaping and base64 growth included; when neither
+form fits, a truncated envelope is written, whatever is cut flagged with its full length and
+sha256, so a DLQ record is always produced and nothing is dropped silently. With
+``dlq.connect_headers`` Kafka Connect's ``__connect.errors.*`` headers are written too, in either
+form (``stream_validator.dlq.connect``).
 """
 
 from __future__ import annotations
@@ -49,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from stream_validator.codec import encode_json, payload_to_text
+from stream_validator.dlq import connect
 from stream_validator.dlq.budget import FRAMING_BYTES, fit_text, headers_size, record_fits
 from stream_validator.dlq.headers_form import build_headers_form
 from stream_validator.dlq.records import (
@@ -118,13 +88,17 @@ def build_dlq_record(
     *,
     max_bytes: int,
     extra_headers: Headers | None = None,
+    connect_headers: bool = False,
 ) -> DlqRecord:
     """The DLQ record (envelope form, else headers form, else truncated envelope).
 
-    ``extra_headers`` (e.g. a replay's ``sv.replay.*``) are appended and budgeted too.
+    ``extra_headers`` (e.g. a replay's ``sv.replay.*``) are appended and budgeted too, then,
+    with ``connect_headers``, Kafka Connect's ``__connect.errors.*`` (``dlq.connect``).
     """
     budget = max_bytes - FRAMING_BYTES
     extra = list(extra_headers or [])
+    if connect_headers:
+        extra += connect.connect_headers(record, violations, context)
     headers = dlq_headers(record, violations, context, "envelope") + extra
     document = envelope_document(record, violations, context)
     value = encode_json(document)

@@ -27,7 +27,7 @@ from stream_validator.dlq.records import (
 )
 from stream_validator.errors import DecodeError
 from stream_validator.records import SourceRecord
-from stream_validator.verify import Violation
+from stream_validator.verify import FlaggedViolation, Violation
 
 __all__ = [
     "REPLAY_COUNT_HEADER",
@@ -271,12 +271,12 @@ def _violation(item: object) -> Violation:
     if not isinstance(item, dict):
         raise TypeError(f"a violation must be an object, got {type(item).__name__}")
     v = item
-    return Violation(
+    cls = FlaggedViolation if v.get("action") == "flag" else Violation
+    return cls(
         _optional_str(v["field"]),
         _str(v["kind"]),
         _str(v["message"]),
         _optional_str(v.get("rule")),
-        v.get("action") == "flag",
     )
 
 

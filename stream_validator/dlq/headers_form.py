@@ -18,7 +18,9 @@ key, value and headers, byte for byte, followed by the envelope's fields as head
     sv.dlq.payload.length, sv.dlq.payload.sha256   (absent for a tombstone)
 
 Readers take the last occurrence of each ``sv.dlq.*`` name, so an original record that
-already carried such headers is still read correctly.
+already carried such headers is still read correctly. Extra headers (a replay's
+``sv.replay.*``, Kafka Connect's ``__connect.errors.*`` with ``dlq.connect_headers``) follow
+the ``sv.dlq.*`` ones; readers ignore them.
 """
 
 from __future__ import annotations

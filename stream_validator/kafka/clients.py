@@ -71,7 +71,7 @@ def producer_settings(
         "client.id": kafka.client_id,
         # How long a produced record may wait for more to share its request (librdkafka's
         # default is 5 ms): 1 ms took 1-3 ms off the source -> clean p50 at 20,000 msg/s
-        # (README, "Latency at a steady rate"); a busy feed fills its requests anyway.
+        # (docs/benchmarks.md, "Latency at a steady rate"); a busy feed fills its requests anyway.
         "linger.ms": "1",
         # Java-compatible key hashing, so clean records land where Java clients expect.
         "partitioner": "murmur2_random",

@@ -5,8 +5,8 @@ re-exported here, so this module is the one API of the replay core.
 
 No Kafka here. The shell (``stream_validator.cli.replay``) reads DLQ records as
 ``SourceRecord``\\ s, asks a ``ReplayPlanner`` for one ``Decision`` per record, turns
-decisions into ``ReplayOutput``\\ s with ``build_output`` and produces them; see that
-module for the idempotence design (replay consumer groups, transactions, ``Coverage``).
+decisions into ``ReplayOutput``\\ s with ``build_output`` and produces them; the idempotence
+design (replay consumer groups, transactions, ``Coverage``) is in docs/replay.md.
 
 Outcomes, in the order they are checked:
 
@@ -309,6 +309,8 @@ class OutputContext:
     contract_version: str
     validator_version: str
     max_message_bytes: int
+    #: Requeued envelopes also carry Kafka Connect's ``__connect.errors.*`` headers.
+    connect_headers: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -374,6 +376,7 @@ def build_output(decision: Decision, context: OutputContext) -> ReplayOutput | N
             envelope_context,
             max_bytes=context.max_message_bytes,
             extra_headers=replay_headers(decision.record, context, count),
+            connect_headers=context.connect_headers,
         )
         return ReplayOutput(
             "requeue",

@@ -195,6 +195,7 @@ class DlqReplayer:
             contract_version=job.verifier.contract.version,
             validator_version=__version__,
             max_message_bytes=job.config.max_message_bytes,
+            connect_headers=job.config.dlq_connect_headers,
         )
         reader = RangeReader(consumer, job.dlq_topic, ranges, job.timeout_s)
         while reader.pending and not self._stop.is_set():

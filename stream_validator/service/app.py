@@ -27,19 +27,16 @@ from stream_validator.config.settings import (
 from stream_validator.contracts.model import nullable_paths
 from stream_validator.errors import ConfigError, ServiceExit
 from stream_validator.gcpolicy import collector_tuned
-from stream_validator.service.breakermetrics import BreakerMetrics
-from stream_validator.service.health import HealthServer
-from stream_validator.service.integritymetrics import IntegrityMetrics
-from stream_validator.service.logs import configure_logging
+from stream_validator.service.delivery.accounting import RouteDelivery
+from stream_validator.service.http.health import HealthServer
+from stream_validator.service.http.metricsserver import MetricsServer, start_http_server
 from stream_validator.service.loop import StreamService
-from stream_validator.service.metrics import (
-    CollectorRegistry,
-    MetricsServer,
-    ServiceMetrics,
-    start_http_server,
-)
-from stream_validator.service.outputs import RouteDelivery
-from stream_validator.service.state import ServiceHooks, ServiceState
+from stream_validator.service.report.hooks import ServiceHooks
+from stream_validator.service.report.state import ServiceState
+from stream_validator.service.telemetry.breakermetrics import BreakerMetrics
+from stream_validator.service.telemetry.integritymetrics import IntegrityMetrics
+from stream_validator.service.telemetry.logs import configure_logging
+from stream_validator.service.telemetry.metrics import CollectorRegistry, ServiceMetrics
 
 log = logging.getLogger("stream_validator.service.app")
 
@@ -147,7 +144,12 @@ def run_service(config_path: str, environ: Mapping[str, str] | None = None) -> i
         ).start()
         metrics_server: MetricsServer | None = None
         if config.metrics_enabled:
-            metrics_server = start_http_server(registry, config.metrics_host, config.metrics_port)
+            metrics_server = start_http_server(
+                registry,
+                config.metrics_host,
+                config.metrics_port,
+                created_series=config.metrics_created_series,
+            )
     except (ConfigError, OSError) as exc:
         log.error("cannot start", extra={"error": str(exc)})
         return ServiceExit.CONFIG

@@ -1,15 +1,15 @@
 """The streaming loop: consume -> plan (pure) -> committer.submit -> outcomes -> report.
 
-The committer (``atleastonce.py``, or ``transactional.py``) owns produce -> acknowledgement
--> offset commit. It pipelines: ``submit`` returns before the batch's outputs are
-acknowledged, with the ``Outcome`` of every batch that finished meanwhile (``poll`` when
-nothing was consumed); this loop only reads them:
-report a delivered batch (``reporting.py``, counted from acknowledgements), rewind and back
-off after a failed one, re-read at once after refusals, halt when a record cannot go
-anywhere. Each route's DLQ circuit breaker (``breakers.py``) is fed every delivered batch,
-polled every turn, and pauses or resumes the route's partitions. The Kafka clients come
-from a ``ports.ClientFactory``: librdkafka in production, the in-memory fake broker in unit
-tests.
+The committer (``delivery/atleastonce.py``, or ``delivery/transactional.py``) owns produce
+-> acknowledgement -> offset commit. It pipelines: ``submit`` returns before the batch's
+outputs are acknowledged, with the ``BatchOutcome`` of every batch that finished meanwhile
+(``poll`` when nothing was consumed); this loop only reads them: report a delivered batch
+(``report/reporter.py``, counted from acknowledgements), rewind and back off after a failed
+one, re-read at once after refusals, halt when a record cannot go anywhere. Each route's
+DLQ circuit breaker (``breaker/routes.py``) is fed every delivered batch, polled every
+turn, and pauses or resumes the route's partitions. Batches are taken by
+``consume/batches.py``. The Kafka clients come from a ``ports.ClientFactory``: librdkafka
+in production, the in-memory fake broker in unit tests.
 """
 
 from __future__ import annotations
@@ -20,20 +20,22 @@ import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
-from stream_validator import __version__
 from stream_validator.config.settings import RouteConfig, ServiceConfig, scrub
 from stream_validator.errors import FatalTransactionError, KafkaClientError, ServiceExit
 from stream_validator.kafka.clients import ServiceClients
 from stream_validator.kafka.ports import ClientFactory, Consumed, Consumer
 from stream_validator.records import SourceRecord, TopicPartitionKey
-from stream_validator.service.breakers import RouteBreakers
-from stream_validator.service.callbacks import ClientCallbacks
-from stream_validator.service.commit import BatchOffsets, Committer, Outcome, Status
-from stream_validator.service.pipeline import BatchPlan, RouteProcessor
-from stream_validator.service.readiness import Readiness
-from stream_validator.service.reporting import BatchReporter
-from stream_validator.service.setup import build_committer
-from stream_validator.service.state import ServiceHooks, ServiceState
+from stream_validator.service.breaker.routes import RouteBreakers
+from stream_validator.service.consume.batches import Batches
+from stream_validator.service.consume.callbacks import ClientCallbacks
+from stream_validator.service.consume.readiness import Readiness
+from stream_validator.service.delivery.build import build_committer
+from stream_validator.service.delivery.committer import BatchOutcome, BatchStatus, Committer
+from stream_validator.service.delivery.offsets import BatchOffsets
+from stream_validator.service.plan.planner import BatchPlan, RouteProcessor
+from stream_validator.service.report.hooks import ServiceHooks
+from stream_validator.service.report.reporter import BatchReporter
+from stream_validator.service.report.state import ServiceState
 
 log = logging.getLogger("stream_validator.service")
 
@@ -83,19 +85,19 @@ class StreamService:
             route.name: RouteProcessor(
                 route,
                 consumer_group=config.kafka.group_id,
-                validator_version=__version__,
                 max_message_bytes=config.max_message_bytes,
                 null_window=config.batch_max_records,
+                connect_headers=config.dlq_connect_headers,
             )
             for route in config.routes
         }
         self._topic_routes: dict[str, RouteConfig | None] = {}
-        #: The routes' DLQ circuit breakers (``breakers.py``), on the monotonic clock.
+        #: The routes' DLQ circuit breakers (``breaker/routes.py``), on the monotonic clock.
         self.breakers = RouteBreakers(
             config.routes,
             clock=monotonic,
-            hooks=self.hooks,
-            state=self.state,
+            on_transition=self.hooks.on_breaker,
+            status=self.state.breakers,
             route_of=self._route_name,
             safe=self._safe,
         )
@@ -109,6 +111,7 @@ class StreamService:
             safe=self._safe,
             on_consumer_error=self._callbacks.on_message_error,
         )
+        self._batches = Batches(config)
         self._consumer: Consumer | None = None
         self._committer: Committer | None = None
 
@@ -133,7 +136,7 @@ class StreamService:
             self._clients,
             consumer,
             self._processors,
-            callbacks=self._callbacks,
+            on_error=self._callbacks.on_error,
             stop=self._stop,
             on_commit=self._committed,
             heartbeat=self._heartbeat,
@@ -185,7 +188,7 @@ class StreamService:
             if committer.busy:  # acknowledgements and commits are served between consumes
                 timeout = min(timeout, committer.due_in_s)
             try:
-                consumed = self._consume(consumer, timeout)
+                consumed = self._batches.take(consumer, self._committer, timeout)
             except KafkaClientError as exc:  # only fatal consumer errors are raised here
                 log.error("consumer failed; stopping", extra={"error": self._safe(exc)})
                 return ServiceExit.FATAL
@@ -207,48 +210,10 @@ class StreamService:
                     return code
         return ServiceExit.OK
 
-    def _consume(self, consumer: Consumer, timeout_s: float) -> Consumed:
-        """Take what has arrived, up to ``batch.max_records``: wait (up to ``timeout_s``)
-        only for the first record, then at most ``batch.linger_s`` for more (no longer than
-        until the next commit is due). Nothing while a batch would not fit in the window
-        (``batch.max_in_flight_records``).
-
-        ``consume(max_records, timeout)`` alone holds the batch open until it is full: at
-        20,000 records/s a batch of 500 waits 25 ms for its last record, which was most of
-        the service's latency. When records are queued already (a busy feed), the first,
-        non-blocking call returns a whole batch and nothing waits.
-        """
-        max_records = self.config.batch_max_records
-        committer = self._committer
-        if (
-            committer
-            and committer.in_flight + max_records > self.config.batch_max_in_flight_records
-        ):
-            # The window is full: serve acknowledgements, not the feed (what a crash can
-            # duplicate stays bounded). Asking for no record keeps the group membership
-            # (max.poll.interval.ms) without taking any.
-            committer.make_room(timeout_s)
-            return consumer.consume(0, 0.0)
-        consumed = consumer.consume(max_records, 0.0)
-        if not consumed.records and not consumed.errors:
-            consumed = consumer.consume(1, timeout_s)
-            if not consumed.records:
-                return consumed
-        left = max_records - len(consumed.records)
-        linger = self.config.batch_linger_s
-        if linger > 0 and committer and committer.busy:
-            linger = min(linger, committer.due_in_s)  # the linger never delays a commit
-        if left > 0 and (linger > 0 or len(consumed.records) == 1):
-            more = consumer.consume(left, linger)
-            consumed.records.extend(more.records)
-            consumed.errors.extend(more.errors)
-            consumed.unreadable_headers.update(more.unreadable_headers)
-        return consumed
-
     def _close(self, consumer: Consumer, committer: Committer) -> None:
         # Wait for the outputs in flight, commit what was delivered, report it.
         for outcome in committer.finish():
-            if outcome.status is Status.DELIVERED:
+            if outcome.status is BatchStatus.DELIVERED:
                 self._reporter.report(outcome, outcome.duration_s)
             else:
                 log.warning(
@@ -304,27 +269,27 @@ class StreamService:
         ]
         return plans, BatchOffsets(first, after)
 
-    def _settle(self, consumer: Consumer, outcome: Outcome) -> int | None:
+    def _settle(self, consumer: Consumer, outcome: BatchOutcome) -> int | None:
         """Act on the committer's outcome; an exit code when the loop must stop."""
         self._seek(consumer, outcome.rewind)
-        if outcome.status is Status.DELIVERED:
+        if outcome.status is BatchStatus.DELIVERED:
             self.breakers.record(consumer, outcome)  # first: the event tells a breaker change
             self._reporter.report(outcome, outcome.duration_s)
             self._failed_in_a_row = self._rereads_in_a_row = 0
             if not self.state.ready:
                 self._set_ready(True)
             return None
-        if outcome.status is Status.HALTED:
+        if outcome.status is BatchStatus.HALTED:
             self._note_error(outcome.reason or "halted")
             log.error("halting: a record cannot be delivered", extra={"error": outcome.reason})
             return ServiceExit.HALTED
-        if outcome.status is Status.REREAD:
+        if outcome.status is BatchStatus.REREAD:
             self._rereads_in_a_row += 1
             if self._rereads_in_a_row <= _REREADS_BEFORE_FAILING:
                 return None
         return self._failed(outcome)
 
-    def _failed(self, outcome: Outcome) -> int | None:
+    def _failed(self, outcome: BatchOutcome) -> int | None:
         """Nothing of the batch was committed: back off, then it is read again."""
         for route, kind, _ in outcome.failed:
             self.hooks.on_delivery_failure(route, kind)

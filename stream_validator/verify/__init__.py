@@ -2,6 +2,7 @@
 
 from stream_validator.verify.batch import BatchAccumulator
 from stream_validator.verify.report import (
+    FlaggedViolation,
     QuarantinedRecord,
     SchemaContractValidationReport,
     Violation,
@@ -12,6 +13,7 @@ from stream_validator.verify.verifier import DataSchemaContractVerifier
 __all__ = [
     "BatchAccumulator",
     "DataSchemaContractVerifier",
+    "FlaggedViolation",
     "QuarantinedRecord",
     "SchemaContractValidationReport",
     "Violation",

@@ -138,7 +138,7 @@ class BatchAccumulator:
             if clean is not FAIL and not self._checks_on:
                 return self._accept(index, record, clean)
             violations, nulls, unknown = self._inspector.inspect(record)
-            violations, rules, fields = self._record_checks(record, violations)
+            violations, rules = self._record_checks(record, violations)
             if unknown:
                 if len(self._unknown) + len(unknown) <= MAX_UNKNOWN_NAMES:
                     self._unknown.update(unknown)  # the common case of _note_unknown, inline
@@ -146,8 +146,8 @@ class BatchAccumulator:
                     self._note_unknown(unknown)
             if violations is not None:
                 return self._quarantine(index, snapshot(record), violations)
-            if rules or fields:
-                self._count_flags(rules, fields)
+            if rules:
+                self._count_flags(rules, _NONE)
             return self._accept(index, record, nulls or ())
         except Exception as exc:  # one record never aborts the batch
             if type(record) is dict:
@@ -252,7 +252,7 @@ class BatchAccumulator:
         repeated = duplicates(payload, record)
         if repeated:
             violations = duplicate_key_violations(repeated) + (violations or [])
-        violations, rules, fields = self._record_checks(record, violations)
+        violations, rules = self._record_checks(record, violations)
         if unknown:
             if len(self._unknown) + len(unknown) <= MAX_UNKNOWN_NAMES:
                 self._unknown.update(unknown)  # the common case of _note_unknown, inline
@@ -260,48 +260,54 @@ class BatchAccumulator:
                 self._note_unknown(unknown)
         if violations is not None:
             return self._quarantine(index, payload, violations)
-        if rules or fields:
-            self._count_flags(rules, fields)
+        if rules:
+            self._count_flags(rules, _NONE)
         # A valid payload is kept as bytes: valid_records decodes it again on access.
         return self._accept(index, payload, nulls)
 
     def _record_checks(
         self, record: Mapping[Any, Any], violations: list[Violation] | None
-    ) -> tuple[list[Violation] | None, Sequence[str], Sequence[tuple[str, str]]]:
+    ) -> tuple[list[Violation] | None, Sequence[str]]:
         """The rules and skew windows, on the fields that passed their own checks, then the
-        flags: (violations, None when only flagged ones; the flag rules broken; the
-        flagged (field, kind) pairs, when the record is valid)."""
-        if not self._flag_fields:  # the common contract: no field's violation is flagged
-            if not self._checks_on:
-                return violations, _NONE, _NONE
-            violations, rules = self._checks.check(record, violations, self._bounds)
-            if rules and violations is not None:
-                violations = violations + self._checks.flag_violations(record, list(rules))
-            return violations, rules, _NONE
+        flags: (violations, None when only flagged ones; the flag rules broken by a record
+        that ends valid, not yet counted)."""
+        if self._flag_fields:
+            return self._flag_field_checks(record, violations)
+        if not self._checks_on:
+            return violations, _NONE
+        return self._checks.check(record, violations, self._bounds)
+
+    def _flag_field_checks(
+        self, record: Mapping[Any, Any], violations: list[Violation] | None
+    ) -> tuple[list[Violation] | None, Sequence[str]]:
+        """``_record_checks`` of a contract with flagged fields: a record whose violations
+        are all flagged ones is valid, its breaches counted here."""
         broken: Sequence[str] = _NONE
         if self._checks_on:
             violations, broken = self._checks.check(record, violations, self._bounds)
         if violations is None:
-            return None, broken, _NONE
-        flagged = self._flagged_pairs(violations)
-        if len(flagged) == len(violations):
-            return None, broken, flagged
+            return None, broken
+        rest = [v for v in violations if not v.flagged]  # the flag rules' are marked
+        flagged = self._flagged_pairs(rest)
+        if len(flagged) == len(rest):
+            self._count_flags(broken, flagged)
+            return None, _NONE
         if flagged:
             violations = self._flagged_last(violations)
-        if broken:
-            violations = violations + self._checks.flag_violations(record, list(broken))
-        return violations, broken, _NONE
+        return violations, _NONE
 
     def _flagged_last(self, violations: list[Violation]) -> list[Violation]:
-        """A quarantined record's violations, its flagged ones listed after the others, marked.
-
-        (Its own method: a comprehension reading ``self`` would make ``self`` a cell of
-        ``_record_checks``, built on every call, flags or not.)"""
+        """A quarantined record's violations, its flagged ones listed after the others, marked
+        (the flag rules' come last already: ``RecordChecks.check``)."""
         return [v for v in violations if not self._is_flagged(v)] + [
             v.as_flagged() for v in violations if self._is_flagged(v)
         ]
 
     def _is_flagged(self, violation: Violation) -> bool:
+        """Marked already (a flag rule's), or a flaggable breach of a flagged field."""
+        return violation.flagged or self._is_flagged_field(violation)
+
+    def _is_flagged_field(self, violation: Violation) -> bool:
         name = violation.field
         if name is None or violation.kind not in FLAGGABLE_KINDS:
             return False
@@ -312,7 +318,11 @@ class BatchAccumulator:
 
     def _flagged_pairs(self, violations: list[Violation]) -> list[tuple[str, str]]:
         # by metric path (levels[].price): one count per declared path, not per index
-        return [(metric_path(str(v.field)), str(v.kind)) for v in violations if self._is_flagged(v)]
+        return [
+            (metric_path(str(v.field)), str(v.kind))
+            for v in violations
+            if self._is_flagged_field(v)
+        ]
 
     def _count_flags(self, rules: Sequence[str], fields: Sequence[tuple[str, str]]) -> None:
         """Count a valid record's flagged breaches (at least one)."""
@@ -362,14 +372,16 @@ class BatchAccumulator:
         quarantined = QuarantinedRecord(index, raw, violations)
         self._quarantined_count += 1
         counts = self._violation_counts
+        # Keyed by the kind as given (a ViolationKind hashes and compares as its text;
+        # finish() makes the keys plain text once per key, not once per record).
         if len(violations) == 1:  # a lone violation is never a flagged one
             (violation,) = violations
-            counts[(violation.field, str(violation.kind))] += 1
+            counts[(violation.field, violation.kind)] += 1
             if violation.rule is not None:
                 self._rule_counts[violation.rule] += 1
         else:
             kept = [v for v in violations if not v.flagged] if self._may_flag else violations
-            counts.update([(v.field, str(v.kind)) for v in kept])
+            counts.update([(v.field, v.kind) for v in kept])
             self._rule_counts.update([v.rule for v in kept if v.rule is not None])
         if self._keep:
             self._quarantined.append(quarantined)
@@ -407,7 +419,9 @@ class BatchAccumulator:
             null_breach_fields=breaches,
             observed_unknown_fields=set(self._unknown),
             unknown_fields_left_out=self._unknown_left_out,
-            violation_counts=Counter(self._violation_counts),
+            violation_counts=Counter(
+                {(name, str(kind)): n for (name, kind), n in self._violation_counts.items()}
+            ),
             null_counts=dict(zip(self._inspector.nullable_names, self._null_counts, strict=True)),
             valid_count=self._valid_count,
             quarantined_count=self._quarantined_count,

@@ -8,12 +8,14 @@ each slot through the slot's own descriptor: the same fields, order, defaults an
 keyword names, the same frozen object afterwards, in less than half the time.
 
 Only plain fields are supported (no ``default_factory``, ``init=False``, ``kw_only`` or
-``__post_init__``); anything else raises ``TypeError`` when the class is defined.
+``__post_init__``); anything else raises ``TypeError`` when the class is defined. A
+subclass that adds no fields (``FlaggedViolation``) sets them through its base's slots.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from types import MemberDescriptorType
 from typing import Any, TypeVar
 
 __all__ = ["quick_init"]
@@ -39,7 +41,11 @@ def quick_init(cls: type[T]) -> type[T]:
             or not spec.name.isidentifier()
         ):
             raise TypeError(f"{cls.__name__}.{spec.name}: quick_init takes plain fields only")
-        ns[f"_set{i}"] = cls.__dict__[spec.name].__set__
+        # The slot's descriptor: in the class itself, or in a base whose fields it inherits.
+        slot = next((k.__dict__[spec.name] for k in cls.__mro__ if spec.name in k.__dict__), None)
+        if not isinstance(slot, MemberDescriptorType):
+            raise TypeError(f"{cls.__name__}.{spec.name}: quick_init needs a slot per field")
+        ns[f"_set{i}"] = slot.__set__
         if spec.default is dataclasses.MISSING:
             signature.append(spec.name)
         else:

@@ -8,7 +8,7 @@ missing ``bid`` is reported once (``missing_field``), never again by ``bid <= as
 * a rule with action ``quarantine`` that does not hold adds a ``rule_violation``
   (``rule`` = its name); one with action ``flag`` leaves the record valid and is counted
   in the report's ``flagged_counts`` when the record ends valid (a quarantined record's
-  DLQ entry lists it, marked flagged: ``flag_violations``);
+  DLQ entry lists it, marked flagged: a ``FlaggedViolation``);
 * a datetime field with ``max_future_s``/``max_age_s`` outside
   ``[now - max_age_s, now + max_future_s]`` adds a ``timestamp_out_of_range``. ``now`` is
   the time of validation the caller gives (None: no skew check); a value without an offset
@@ -33,7 +33,7 @@ from stream_validator.contracts.exprtree import render
 from stream_validator.contracts.model import SchemaContract
 from stream_validator.contracts.rulespec import RuleAction, RuleSpec
 from stream_validator.verify.render import show
-from stream_validator.verify.report import Violation, ViolationKind
+from stream_validator.verify.report import FlaggedViolation, Violation, ViolationKind
 from stream_validator.verify.structrules import RuleDeclined, compile_sure_holds, text_of
 
 MARGIN: Final = timedelta(seconds=1)
@@ -166,7 +166,10 @@ class RecordChecks:
         violations: list[Violation] | None,
         bounds: tuple[Bounds, ...],
     ) -> tuple[list[Violation] | None, list[str]]:
-        """(violations with the record checks' added, the flag rules the record broke)."""
+        """(violations with the record checks' added, the flag rules the record broke).
+
+        A record with violations (of its fields or of a quarantining rule) also gets one
+        ``FlaggedViolation`` per flag rule it broke, listed last."""
         failed = {v.field for v in violations} if violations and bounds else None
         for name, lo, hi in bounds:
             if failed and name in failed:
@@ -211,16 +214,16 @@ class RecordChecks:
                 continue
             violations = violations or []
             violations.append(_rule_violation(spec, record, self._text[spec.name]))
+        if flagged and violations is not None:
+            violations.extend(self._flag_violations(record, flagged))
         return violations, flagged
 
-    def flag_violations(self, record: Mapping[Any, Any], names: list[str]) -> list[Violation]:
+    def _flag_violations(self, record: Mapping[Any, Any], names: list[str]) -> list[Violation]:
         """The violations of the flag rules ``names`` the record broke, marked flagged (for
-        the DLQ entry of a record quarantined for its other violations)."""
+        the DLQ entry of a record with other violations)."""
         wanted = set(names)
-        if self._paths:
-            record = PathView(record)
         return [
-            _rule_violation(spec, record, self._text[spec.name]).as_flagged()
+            _rule_violation(spec, record, self._text[spec.name], FlaggedViolation)
             for spec, _ in self._rules
             if spec.name in wanted
         ]
@@ -249,12 +252,17 @@ class RecordChecks:
         return out
 
 
-def _rule_violation(spec: RuleSpec, record: Mapping[Any, Any], text: frozenset[str]) -> Violation:
+def _rule_violation(
+    spec: RuleSpec,
+    record: Mapping[Any, Any],
+    text: frozenset[str],
+    cls: type[Violation] = Violation,
+) -> Violation:
     link = failing_link(spec.body, record, text) or spec.canonical
     if spec.condition is not None:
         link += f" when {render(spec.condition)}"
     values = ", ".join(f"{name}={show(record.get(name))}" for name in sorted(spec.fields))
-    return Violation(
+    return cls(
         None,
         ViolationKind.RULE_VIOLATION,
         f"rule {spec.name!r} does not hold: {link} ({values})",

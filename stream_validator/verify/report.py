@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Final, overload
+from typing import Any, ClassVar, Final, overload
 
 from stream_validator.codec import loads_raw
 from stream_validator.verify.quickinit import quick_init
@@ -101,13 +101,14 @@ class Violation:
     """One broken check: which field (None for record-level problems), a stable kind, a
     message, and for ``rule_violation`` the contract's name of the rule. ``flagged``: the
     check has action ``flag`` (listed on a record quarantined for its other violations;
-    alone it would have let the record flow)."""
+    alone it would have let the record flow); such a violation is a ``FlaggedViolation``."""
 
     field: str | None
     kind: str
     message: str
     rule: str | None = None
-    flagged: bool = False
+    # A class attribute, not a slot: a bad record's violations are built without setting it.
+    flagged: ClassVar[bool] = False
 
     def as_dict(self) -> dict[str, str | None]:
         """The JSON-ready form used in DLQ entries (``rule`` only when set, ``action``:
@@ -119,9 +120,22 @@ class Violation:
             out["action"] = "flag"
         return out
 
-    def as_flagged(self) -> Violation:
+    def as_flagged(self) -> FlaggedViolation:
         """The same violation, marked as one of a check with action ``flag``."""
-        return Violation(self.field, self.kind, self.message, self.rule, True)
+        return FlaggedViolation(self.field, self.kind, self.message, self.rule)
+
+
+@quick_init
+@dataclass(frozen=True, slots=True)
+class FlaggedViolation(Violation):
+    """A violation of a check with action ``flag`` (``flagged`` is True), listed on a record
+    quarantined for its other violations. Never equal to a plain ``Violation``."""
+
+    flagged: ClassVar[bool] = True
+
+    def as_flagged(self) -> FlaggedViolation:
+        """This violation: it is marked already."""
+        return self
 
 
 @quick_init  # built once per bad record

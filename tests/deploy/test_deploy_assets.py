@@ -13,8 +13,8 @@ import yaml
 from prometheus_client import CollectorRegistry
 
 from stream_validator import SchemaContractValidationReport
-from stream_validator.service.breakermetrics import BreakerMetrics
-from stream_validator.service.metrics import ServiceMetrics
+from stream_validator.service.telemetry.breakermetrics import BreakerMetrics
+from stream_validator.service.telemetry.metrics import ServiceMetrics
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 DASHBOARD = DEPLOY / "grafana" / "dashboards" / "stream_validator.json"

@@ -21,7 +21,7 @@ import yaml
 
 from stream_validator.config.settings import ServiceConfig, apply_env_overrides, config_from_mapping
 from stream_validator.devbroker.jars import KAFKA_VERSION
-from stream_validator.service.health import LIVENESS_PATH, READINESS_PATH
+from stream_validator.service.http.health import LIVENESS_PATH, READINESS_PATH
 from stream_validator.sim import Entity, parse_spec
 from tests.deploy.helpers import (
     COMPOSE_FILE,

@@ -34,7 +34,7 @@ from kafka_helpers import (
 
 from stream_validator.config.settings import ServiceConfig, load_config
 from stream_validator.service.loop import StreamService
-from stream_validator.service.state import ServiceHooks
+from stream_validator.service.report.hooks import ServiceHooks
 from tests.support.ticks import tick
 
 REPO = Path(__file__).resolve().parents[2]

@@ -153,7 +153,7 @@ def test_prometheus_sees_drift_and_null_spike(
         assert server.value(renamed) == 50.0
         assert server.value('stream_validator_unknown_fields_total{field="ask_volume"}') >= 1  # type: ignore[operator]
         assert server.value("sum(stream_validator_null_ceiling_breaches_total)") >= 1  # type: ignore[operator]
-        assert server.value('stream_validator_null_ceiling_percent{field="bid"}') == 1.0
+        assert server.value('stream_validator_null_ceiling_ratio{field="bid"}') == 0.01
         quarantined = 'sum(stream_validator_records_quarantined_total{route="ticks"})'
         assert server.value(quarantined) == 50.0
         assert server.value("stream_validator_ready") == 1.0

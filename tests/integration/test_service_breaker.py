@@ -36,8 +36,8 @@ from service_helpers import (
 
 from stream_validator.config.settings import load_config
 from stream_validator.service.app import metrics_hooks
-from stream_validator.service.breakermetrics import BreakerMetrics
-from stream_validator.service.metrics import CollectorRegistry, ServiceMetrics
+from stream_validator.service.telemetry.breakermetrics import BreakerMetrics
+from stream_validator.service.telemetry.metrics import CollectorRegistry, ServiceMetrics
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 

@@ -17,7 +17,7 @@ from service_helpers import ThreadedService, all_consumed, encode, route, tick, 
 from service_helpers import write_config as service_config_file
 
 from stream_validator.service.app import metrics_hooks
-from stream_validator.service.metrics import CollectorRegistry, ServiceMetrics
+from stream_validator.service.telemetry.metrics import CollectorRegistry, ServiceMetrics
 
 RECORDS = 2_000
 

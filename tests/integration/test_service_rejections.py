@@ -13,8 +13,8 @@ from kafka_helpers import committed_offsets, produce, read_topic, unique_group
 from raw_produce import produce_raw
 from service_helpers import ThreadedService, encode, new_stream, wait_until
 
-from stream_validator.service.pipeline import BatchPlan
-from stream_validator.service.state import ServiceHooks
+from stream_validator.service.plan.planner import BatchPlan
+from stream_validator.service.report.hooks import ServiceHooks
 from tests.support.ticks import tick
 
 MODES = ["at-least-once", "exactly-once"]

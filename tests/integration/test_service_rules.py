@@ -12,7 +12,7 @@ from service_helpers import ThreadedService, encode, new_stream, tick, wait_unti
 
 from stream_validator.config.settings import load_config
 from stream_validator.service.app import metrics_hooks
-from stream_validator.service.metrics import CollectorRegistry, ServiceMetrics
+from stream_validator.service.telemetry.metrics import CollectorRegistry, ServiceMetrics
 
 
 def test_rules_quarantine_or_flag_as_declared(kafka_bootstrap: str, tmp_path: Path) -> None:

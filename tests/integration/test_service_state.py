@@ -13,8 +13,8 @@ from service_helpers import Stream, ThreadedService, encode, new_stream, tick, w
 
 from stream_validator.config.settings import load_config
 from stream_validator.service.app import metrics_hooks, set_integrity_metrics
-from stream_validator.service.integritymetrics import IntegrityMetrics
-from stream_validator.service.metrics import CollectorRegistry, ServiceMetrics
+from stream_validator.service.telemetry.integritymetrics import IntegrityMetrics
+from stream_validator.service.telemetry.metrics import CollectorRegistry, ServiceMetrics
 
 SYMBOLS = [f"SYM{i}" for i in range(8)]
 EVENTS = "stream_validator_symbol_events_total"

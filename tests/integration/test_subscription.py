@@ -10,7 +10,7 @@ from service_helpers import CONTRACTS, all_consumed, encode, wait_until, write_c
 
 from stream_validator.config.settings import load_config
 from stream_validator.service.loop import StreamService
-from stream_validator.service.state import ServiceHooks
+from stream_validator.service.report.hooks import ServiceHooks
 from tests.support.ticks import tick
 
 

@@ -33,8 +33,10 @@ def dlq_record(
     contract_version: str = "1",
     timestamp_ms: int | None = 1_000,
     max_bytes: int = 1_000_000,
+    connect_headers: bool = False,
 ) -> SourceRecord:
-    """A DLQ record (as read from Kafka) holding the envelope of one quarantined tick."""
+    """A DLQ record (as read from Kafka) holding the envelope of one quarantined tick
+    (``connect_headers``: with Kafka Connect's ``__connect.errors.*`` headers too)."""
     original = SourceRecord(
         topic=source_topic,
         partition=0,
@@ -53,7 +55,9 @@ def dlq_record(
         validated_at="2026-11-30T14:30:00+00:00",
         replay_count=replay_count,
     )
-    dlq = build_dlq_record(original, violations, context, max_bytes=max_bytes)
+    dlq = build_dlq_record(
+        original, violations, context, max_bytes=max_bytes, connect_headers=connect_headers
+    )
     return SourceRecord(DLQ, partition, offset, dlq.key, dlq.value, dlq.headers, 1_000)
 
 
@@ -93,7 +97,7 @@ def planner(selection: Selection | None = None, **options: object) -> ReplayPlan
     return ReplayPlanner(selection or Selection(), fixed_verifier(), **options)  # type: ignore[arg-type]
 
 
-def context(target: Target | None = None) -> OutputContext:
+def context(target: Target | None = None, *, connect_headers: bool = False) -> OutputContext:
     """What a replay to the clean topic (or ``target``) writes into its outputs."""
     return OutputContext(
         target=target or Target("clean", "ticks.clean"),
@@ -104,4 +108,5 @@ def context(target: Target | None = None) -> OutputContext:
         contract_version="2",
         validator_version="9.9.9",
         max_message_bytes=1_000_000,
+        connect_headers=connect_headers,
     )

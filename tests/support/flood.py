@@ -6,7 +6,7 @@ import dataclasses
 
 from stream_validator.contracts import load_contract
 from stream_validator.records import SourceRecord
-from stream_validator.service.pipeline import BatchPlan
+from stream_validator.service.plan.planner import BatchPlan
 from tests.support.ticks import TICK_YAML, tick, tick_processor
 
 RECORDS, KEYS_PER_RECORD = 20, 4_500

@@ -19,7 +19,7 @@ import pytest
 from stream_validator import DataSchemaContractVerifier, FieldSpec, SchemaContract
 from stream_validator.config.settings import RouteConfig
 from stream_validator.contracts import load_contract
-from stream_validator.service.pipeline import RouteProcessor
+from stream_validator.service.plan.planner import BatchPlan, RouteProcessor
 
 TICK_YAML = Path(__file__).resolve().parents[2] / "config" / "contracts" / "tick.yaml"
 
@@ -77,6 +77,18 @@ def make_tick() -> TickFactory:
     return tick
 
 
+def counted(plan: BatchPlan) -> tuple[int, int, int]:
+    """A plan's clean, DLQ and truncated DLQ outputs, as if every one was delivered as
+    planned (the service counts what was acknowledged; tests of the plan count this)."""
+    dlq = [out for out in plan.outputs if out.kind != "clean"]
+    return len(plan.outputs) - len(dlq), len(dlq), sum(out.truncated for out in dlq)
+
+
+def planned_event(plan: BatchPlan) -> dict[str, Any]:
+    """The plan's batch event, as if every output was delivered as planned."""
+    return plan.event(plan.violation_counts, counted(plan))
+
+
 def tick_processor(
     *,
     contract: SchemaContract | None = None,
@@ -98,7 +110,6 @@ def tick_processor(
     return RouteProcessor(
         route,
         consumer_group="g",
-        validator_version="0.1.0",
         max_message_bytes=max_message_bytes,
         null_window=null_window,
     )

@@ -73,12 +73,15 @@ HEAVY = ("stream_validator.replay", "stream_validator.devbroker", "confluent_kaf
             ),
         ),
         ("validate", HEAVY),
+        ("infer", HEAVY),  # the Kafka modules only with --topic
+        ("diff-contract", HEAVY),
     ],
 )
 def test_help_and_validate_leave_the_other_commands_unimported(
     command: str, unimported: tuple[str, ...]
 ) -> None:
-    """The top-level --help imports no command module; ``validate`` only its own."""
+    """The top-level --help imports no command module; ``validate``, ``infer`` and
+    ``diff-contract`` only their own (no Kafka client)."""
     code = (
         "import sys; from stream_validator.cli.main import build_parser;"
         f" build_parser({command!r}).format_help();"

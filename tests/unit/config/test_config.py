@@ -67,6 +67,18 @@ def test_defaults(tmp_path: Path) -> None:
     assert config.routes[0].max_payload_bytes < config.max_message_bytes
 
 
+def test_connect_headers_and_created_series_are_off_unless_set(tmp_path: Path) -> None:
+    """dlq.connect_headers and metrics.created_series default to false; the file or the
+    environment turns them on."""
+    config = load(tmp_path, minimal())
+    assert (config.dlq_connect_headers, config.metrics_created_series) == (False, False)
+    config = load(tmp_path, minimal(dlq={"connect_headers": True}))
+    assert config.dlq_connect_headers is True
+    env = {"SV_DLQ__CONNECT_HEADERS": "true", "SV_METRICS__CREATED_SERIES": "true"}
+    config = load(tmp_path, minimal(), env)
+    assert (config.dlq_connect_headers, config.metrics_created_series) == (True, True)
+
+
 def test_default_window_fits_a_larger_batch(tmp_path: Path) -> None:
     """Unset, batch.max_in_flight_records is 5,000, or batch.max_records when that is larger."""
     assert load(tmp_path, minimal()).batch_max_in_flight_records == 5000
@@ -113,7 +125,13 @@ def test_env_cannot_set_routes() -> None:
 @pytest.mark.parametrize(
     ("changes", "needle"),
     [
-        ({"colour": 1}, "unknown key(s) colour (allowed: batch, kafka, metrics, routes, service)"),
+        (
+            {"colour": 1},
+            "unknown key(s) colour (allowed: batch, dlq, kafka, metrics, routes, service)",
+        ),
+        ({"dlq": {"connect": True}}, "dlq: unknown key(s) connect (allowed: connect_headers)"),
+        ({"dlq": {"connect_headers": "yes"}}, "dlq.connect_headers: expected bool, got str"),
+        ({"metrics": {"created_series": 1}}, "metrics.created_series: expected bool, got int"),
         (
             {"batch": {"max_record": 5}},
             "batch: unknown key(s) max_record (allowed: commit_interval_s, linger_s,"
@@ -311,3 +329,15 @@ def test_yaml_error_on_the_password_line_shows_position_not_text(tmp_path: Path)
     message = str(info.value)
     assert "not valid YAML at line 3, column" in message and "hun" not in message
     assert info.value.__cause__ is None and info.value.__suppress_context__
+
+
+def test_apply_env_overrides_names_every_bad_variable() -> None:
+    """apply_env_overrides names each variable it cannot apply, and applies the others."""
+    document: dict[str, Any] = {"batch": {"max_records": 5}}
+    with pytest.raises(ConfigError) as info:
+        apply_env_overrides(
+            document,
+            {"SV_ROUTES__X": "1", "SV_BATCH__MAX_RECORDS__X": "1", "SV_BATCH__LINGER_S": "0.5"},
+        )
+    assert "SV_ROUTES__X" in str(info.value) and "SV_BATCH__MAX_RECORDS__X" in str(info.value)
+    assert document["batch"] == {"max_records": 5, "linger_s": 0.5}

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from stream_validator.config.settings import ServiceConfig, load_config
+from stream_validator.config.settings import ServiceConfig, config_from_mapping, load_config
 from stream_validator.errors import ConfigError
 
 TICK = str(Path(__file__).resolve().parents[3] / "config" / "contracts" / "tick.yaml")
@@ -187,3 +187,10 @@ def test_a_duration_must_be_finite_and_at_most_a_day(
     message = error(tmp_path, document(**{section: {key: value}}))
     bound = "> 0.0" if value != value or value <= 0 else "<= 86400.0"
     assert message == f"{section}.{key}: expected float {bound}, got {value!r}"
+
+
+def test_a_librdkafka_key_of_a_non_ascii_digit_is_a_config_error() -> None:
+    """A null under the key '¹' (a digit to str.isdigit, not to int) is named, not a crash."""
+    document = {"kafka": {"bootstrap_servers": "k:9092", "settings": {"\u00b9": None}}}
+    with pytest.raises(ConfigError, match=r"kafka\.settings\['\u00b9'\]: expected"):
+        config_from_mapping(document)

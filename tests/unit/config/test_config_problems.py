@@ -88,3 +88,37 @@ def test_the_rules_between_keys_are_listed_together(tmp_path: Path) -> None:
         "service.retry_backoff_s",
         "metrics.host",
     ]
+
+
+def test_every_bad_environment_variable_in_one_run(tmp_path: Path) -> None:
+    """Two SV_* variables that cannot be applied are both named, with the file's key
+    problems, in one error."""
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({"batch": {"max_records": 0}, "routes": [route("a")]}))
+    environ = {
+        "SV_ROUTES__X": "1",
+        "SV_BATCH__MAX_RECORDS__DEEP": "1",
+        "SV_SERVICE__LOG_LEVEL": "DEBUG",  # applied
+    }
+    with pytest.raises(ConfigError) as info:
+        load_config(path, environ)
+    head, *lines = str(info.value).splitlines()
+    assert head == f"{path}: 3 problems:"
+    assert [line.strip() for line in lines] == [
+        "SV_BATCH__MAX_RECORDS__DEEP: batch.max_records is not a section",
+        "SV_ROUTES__X: routes cannot be set from the environment",
+        "batch.max_records: expected int >= 1, got 0",
+    ]
+
+
+def test_bad_environment_variables_alone_are_listed(tmp_path: Path) -> None:
+    """With a valid file, the SV_* variables that cannot be applied are still all named."""
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({"service": {"log_level": "INFO"}, "routes": [route("a")]}))
+    environ = {"SV_ROUTES__X": "1", "SV_SERVICE__LOG_LEVEL__Y": "1"}
+    with pytest.raises(ConfigError) as info:
+        load_config(path, environ)
+    assert str(info.value).splitlines()[1:] == [
+        "  SV_ROUTES__X: routes cannot be set from the environment",
+        "  SV_SERVICE__LOG_LEVEL__Y: service.log_level is not a section",
+    ]

@@ -14,7 +14,7 @@ from stream_validator.dlq.budget import record_fits, record_size
 from stream_validator.records import OutputRecord, SourceRecord
 from stream_validator.replay.planner import Envelope, Outcome, ReplayPlanner
 from stream_validator.replay.selection import Selection
-from stream_validator.service.pipeline import RouteProcessor
+from stream_validator.service.plan.planner import RouteProcessor
 from tests.support.ticks import tick_processor
 
 LIMIT = 1_048_576

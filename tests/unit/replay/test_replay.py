@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from stream_validator.dlq.envelope_reader import dlq_form
 from stream_validator.records import SourceRecord
 from stream_validator.replay.planner import (
     Coverage,
@@ -191,6 +192,47 @@ def test_requeued_envelope_counts_the_replay() -> None:
     assert headers["sv.replay.dlq.offset"] == b"3"
     parsed = parse_envelope(output.value)
     assert isinstance(parsed, Envelope) and parsed.replay_count == 2
+
+
+def test_requeued_envelope_carries_connect_headers_when_configured() -> None:
+    """With dlq.connect_headers a requeued envelope names its source record (not the DLQ
+    record it came from) in Kafka Connect's headers too; without, it has none."""
+    (decision,) = planner().decide([dlq_record(STILL_BAD, offset=3, source_offset=17)])
+    plain = build_output(decision, context())
+    output = build_output(decision, context(connect_headers=True))
+    assert plain is not None and output is not None
+    assert not [name for name, _ in plain.headers if name.startswith("__connect.")]
+    assert output.headers[: len(plain.headers)] == plain.headers
+    headers = dict(output.headers)
+    assert headers["__connect.errors.topic"] == SOURCE.encode()
+    assert headers["__connect.errors.offset"] == b"17"
+    assert headers["__connect.errors.exception.class.name"] == (
+        b"stream_validator.violation.type_mismatch"
+    )
+
+
+@pytest.mark.parametrize(("max_bytes", "form"), [(1_000_000, "envelope"), (3_000, "headers")])
+def test_connect_headers_change_no_decision_and_never_reach_the_target(
+    max_bytes: int, form: str
+) -> None:
+    """DLQ records with Connect headers replay as those without: same decisions, and a
+    passing record goes out with its original headers only (plus sv.replay.*)."""
+    # Still valid JSON; escaped in an envelope, the newlines double: headers form at 3 KB.
+    value = seed_tick.json(price=-1.0) + b"\n" * 1000
+    records = [
+        dlq_record(v, offset=i, max_bytes=max_bytes, connect_headers=connect)
+        for connect in (False, True)
+        for i, v in enumerate([value, STILL_BAD])
+    ]
+    assert dlq_form(records[0]) == dlq_form(records[2]) == form
+    assert any(name.startswith("__connect.") for name, _ in records[2].headers)
+    plain = planner().decide(records[:2])
+    with_connect = planner().decide(records[2:])
+    assert outcomes(with_connect) == outcomes(plain) == [Outcome.PASSED, Outcome.STILL_FAILING]
+    sent = build_output(with_connect[0], context())
+    expected = build_output(plain[0], context())
+    assert sent is not None and expected is not None and sent.headers == expected.headers
+    assert sent.value == value
 
 
 @pytest.mark.parametrize(

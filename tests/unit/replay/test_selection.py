@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from stream_validator.replay.selection import OffsetBound, Selection, parse_offset_bound
-from stream_validator.verify import Violation
+from stream_validator.verify import FlaggedViolation, Violation
 
 PRICE_LOW = Violation("price", "below_min", "m")
 SIZE_TYPE = Violation("size", "type_mismatch", "m")
@@ -121,7 +121,7 @@ def test_decode_rejects_anything_else(text: str) -> None:
 
 
 CROSSED = Violation(None, "rule_violation", "m", rule="crossed_book")
-LOCKED_FLAG = Violation(None, "rule_violation", "m", rule="locked_book", flagged=True)
+LOCKED_FLAG = FlaggedViolation(None, "rule_violation", "m", rule="locked_book")
 
 
 def test_rules_select_records_listing_one_of_them() -> None:

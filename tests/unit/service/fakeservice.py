@@ -11,11 +11,12 @@ from stream_validator.config.settings import ServiceConfig, config_from_mapping
 from stream_validator.kafka.fake import FakeBroker, FakeClients
 from stream_validator.records import SourceRecord
 from stream_validator.service.app import metrics_hooks, set_route_metrics
-from stream_validator.service.breakermetrics import BreakerMetrics
-from stream_validator.service.integritymetrics import IntegrityMetrics
 from stream_validator.service.loop import StreamService
-from stream_validator.service.metrics import CollectorRegistry, ServiceMetrics
-from stream_validator.service.state import ServiceHooks, ServiceState
+from stream_validator.service.report.hooks import ServiceHooks
+from stream_validator.service.report.state import ServiceState
+from stream_validator.service.telemetry.breakermetrics import BreakerMetrics
+from stream_validator.service.telemetry.integritymetrics import IntegrityMetrics
+from stream_validator.service.telemetry.metrics import CollectorRegistry, ServiceMetrics
 from tests.support.ticks import TICK_YAML as TICK
 from tests.support.ticks import tick
 

@@ -10,7 +10,7 @@ from stream_validator.config.settings import ServiceConfig
 from stream_validator.errors import ServiceExit
 from stream_validator.records import SourceRecord
 from stream_validator.verify.report import MAX_NAMED_VIOLATIONS
-from tests.support.ticks import tick, tick_processor
+from tests.support.ticks import counted, planned_event, tick, tick_processor
 
 from .fakeservice import EVERY_POLL, Harness, service_config
 
@@ -43,10 +43,10 @@ def test_plan_dlq_entries_and_event_carry_the_capped_names_and_counts() -> None:
     contract = dataclasses.replace(route.verifier.contract, forbid_unknown_fields=True)
     records = [SourceRecord("src", 0, i, None, flooded(i), [], 1000) for i in range(RECORDS)]
     plan = tick_processor(contract=contract).plan(records, validated_at="t")
-    assert plan.dlq_count == RECORDS
+    assert counted(plan)[1] == RECORDS
     for output in plan.outputs:
         assert_capped(json.loads(output.value or b""))
-    event = plan.event()
+    event = planned_event(plan)
     assert len(event["unknown_fields"]) == 50
     assert event["unknown_fields_left_out"] == RECORDS * KEYS - 50
     assert event["violations_by_kind"] == {"unknown_field": RECORDS * (MAX_NAMED_VIOLATIONS + 1)}

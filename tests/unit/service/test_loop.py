@@ -9,7 +9,7 @@ from typing import Any
 from stream_validator.errors import KafkaErrorInfo, ServiceExit
 from stream_validator.kafka.ports import Producible
 from stream_validator.records import TopicPartitionKey
-from stream_validator.service.state import ServiceHooks
+from stream_validator.service.report.hooks import ServiceHooks
 
 from .fakeservice import EVERY_POLL, Harness, service_config, tick
 

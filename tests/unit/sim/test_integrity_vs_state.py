@@ -1,5 +1,5 @@
-"""The stateful scenarios against the per-symbol state alone (tests/unit/service/
-test_pipeline_state.py runs them through the service pipeline with tick.yaml's state):
+"""The stateful scenarios against the per-symbol state alone (tests/unit/service/plan/
+test_planner_state.py runs them through the service pipeline with tick.yaml's state):
 each raises exactly the per-symbol event it stands for, and a clean run raises none."""
 
 from __future__ import annotations

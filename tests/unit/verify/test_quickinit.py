@@ -10,7 +10,12 @@ from dataclasses import dataclass, field
 import pytest
 
 from stream_validator.verify.quickinit import quick_init
-from stream_validator.verify.report import QuarantinedRecord, Violation, ViolationKind
+from stream_validator.verify.report import (
+    FlaggedViolation,
+    QuarantinedRecord,
+    Violation,
+    ViolationKind,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +60,7 @@ def test_the_object_stays_frozen_and_arguments_are_checked() -> None:
         Quick(1, "x", e=1)  # type: ignore[call-arg]
 
 
-@pytest.mark.parametrize("cls", [Violation, QuarantinedRecord])
+@pytest.mark.parametrize("cls", [Violation, FlaggedViolation, QuarantinedRecord])
 def test_the_record_classes_keep_their_signature(cls: type) -> None:
     """Violation and QuarantinedRecord take their fields, in order, with their defaults."""
     params = inspect.signature(cls).parameters
@@ -95,3 +100,19 @@ def _frozen_slots(**options: object) -> type:
 def test_what_it_cannot_build_the_same_is_refused(make: object) -> None:
     with pytest.raises(TypeError, match="quick_init"):
         quick_init(make())  # type: ignore[operator]
+
+
+def test_a_flagged_violation_is_a_marked_violation_of_the_same_fields() -> None:
+    """FlaggedViolation: Violation's fields through its slots, flagged, frozen, never equal
+    to the plain one; the plain one is not flagged and has no slot for it."""
+    plain = Violation("price", ViolationKind.BELOW_MIN, "m", "r")
+    flagged = plain.as_flagged()
+    assert type(flagged) is FlaggedViolation and flagged.as_flagged() is flagged
+    assert dataclasses.astuple(flagged) == dataclasses.astuple(plain)
+    assert (plain.flagged, flagged.flagged) == (False, True)
+    assert flagged != plain and flagged == FlaggedViolation("price", "below_min", "m", "r")
+    assert pickle.loads(pickle.dumps(flagged)) == flagged
+    assert "flagged" not in Violation.__slots__ and FlaggedViolation.__slots__ == ()
+    assert flagged.as_dict()["action"] == "flag" and "action" not in plain.as_dict()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        flagged.message = "x"  # type: ignore[misc]

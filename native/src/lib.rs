@@ -1,0 +1,19 @@
+//! Native verifier core of stream-validator, imported as `stream_validator._native`.
+//!
+//! The Python rules (`stream_validator.verify`) stay the executable reference; this crate
+//! must return the same verdicts, violations and state events (checked by the differential
+//! tests in tests/unit/native/).
+
+use pyo3::prelude::*;
+
+/// The version of the crate, so Python can tell which build it imported.
+#[pyfunction]
+fn build_version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(build_version, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,3 @@
+# Type stubs of the native core (native/src/lib.rs), built by maturin as stream_validator._native.
+
+def build_version() -> str: ...
