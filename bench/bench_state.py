@@ -22,8 +22,8 @@ Run: taskset -c 1 .venv/bin/python bench/bench_state.py [--holes 400000] [--symb
   tick.yaml's state (aware datetimes, a three-field quote).
 
 ``--module`` names another module with a ``SymbolStateTracker`` (e.g. a copy of an older
-symbolstate.py on PYTHONPATH) to measure it side by side in the same run; ``--native`` adds
-the native tracker (``verify.ruststate``), ``--native-only`` measures it alone.
+state/tracker.py on PYTHONPATH) to measure it side by side in the same run; ``--native`` adds
+the native tracker (``state.native``), ``--native-only`` measures it alone.
 
 Per-record CPU in instructions (repeatable on a busy machine), start-up subtracted:
     valgrind --tool=callgrind --callgrind-out-file=/dev/null \
@@ -189,10 +189,10 @@ def main() -> None:
     args = parser.parse_args()
     modules: list[Any] = []
     if not args.native_only:
-        names = ["stream_validator.verify.symbolstate", *args.module]
+        names = ["stream_validator.state.tracker", *args.module]
         modules += [importlib.import_module(name) for name in names]
     if args.native or args.native_only:
-        from stream_validator.verify.ruststate import NativeSymbolStateTracker
+        from stream_validator.state.native import NativeSymbolStateTracker
 
         native = SimpleNamespace(__name__="native", SymbolStateTracker=NativeSymbolStateTracker)
         modules.append(native)

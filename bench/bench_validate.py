@@ -39,7 +39,7 @@ from typing import Annotated, Any
 import orjson
 
 from stream_validator import DataSchemaContractVerifier, FieldSpec, SchemaContract, load_contract
-from stream_validator.collector import collector_tuned
+from stream_validator.gcpolicy import collector_tuned
 from stream_validator.offline import validate_jsonl
 
 TICK = Path(__file__).resolve().parents[1] / "config" / "contracts" / "tick.yaml"

@@ -229,8 +229,8 @@ def run_service(
     changes those ``batch`` settings (e.g. ``service:linger_s=0.005``)."""
     from harness import batch_settings
 
-    from stream_validator.collector import collector_tuned
     from stream_validator.config.settings import config_from_mapping
+    from stream_validator.gcpolicy import collector_tuned
     from stream_validator.service.loop import StreamService
 
     kafka: dict[str, object] = {"bootstrap_servers": bootstrap, "group_id": group}

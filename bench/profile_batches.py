@@ -42,8 +42,8 @@ def scripted_run(records: int, batch: int) -> tuple[int, float]:
     and the loop's CPU time (s)."""
     from bench_validate import make_payloads
 
-    from stream_validator.collector import collector_tuned
     from stream_validator.config.settings import config_from_mapping
+    from stream_validator.gcpolicy import collector_tuned
     from stream_validator.kafka.fake import FakeBroker, FakeClients
     from stream_validator.service.app import metrics_hooks, set_route_metrics
     from stream_validator.service.loop import StreamService

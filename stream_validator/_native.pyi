@@ -4,12 +4,12 @@ from collections.abc import Hashable, Sequence
 from datetime import datetime
 from typing import Self
 
-from stream_validator.verify.symbolevents import SymbolEvent
+from stream_validator.state.events import SymbolEvent
 
 def build_version() -> str: ...
 
 class SymbolState:
-    """Per-symbol state (native/src/state/); see verify.ruststate for the Python face."""
+    """Per-symbol state (native/src/state/); see state.native for the Python face."""
 
     def __new__(
         cls,

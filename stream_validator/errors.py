@@ -15,6 +15,7 @@ Every exception the package raises on purpose derives from one root::
     ├── DevBrokerError (also RuntimeError)   the local development broker
     ├── FatalTransactionError                the producer can no longer run transactions
     ├── ProducerLostError                    the transactional producer must be replaced
+    ├── CallTimeoutError (also TimeoutError) a librdkafka call outlived its deadline
     ├── TopicAdminError                      a topic cannot be checked or created
     ├── KafkaClientError                     a Kafka client call failed (carries KafkaErrorInfo)
     ├── ReadStalledError                     a topic range stopped arriving
@@ -131,6 +132,12 @@ class FatalTransactionError(StreamValidatorError):
 class ProducerLostError(StreamValidatorError):
     """The producer must be replaced: a call outlived its deadline, or a fatal error that is
     not fencing left it unusable."""
+
+
+class CallTimeoutError(StreamValidatorError, TimeoutError):
+    """A librdkafka call did not return within the deadline the service enforces
+    (``kafka.deadline``); the client object must be abandoned (the transaction helper turns
+    it into ``ProducerLostError``)."""
 
 
 @dataclass(frozen=True, slots=True)

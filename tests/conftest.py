@@ -9,7 +9,7 @@ import pytest
 
 from stream_validator.service.telemetry.logs import LOGGER_NAME
 
-pytest_plugins = ["tests.support.ticks"]
+pytest_plugins = ["tests.support.ticks", "tests.support.symbolstate"]
 
 
 @pytest.fixture(autouse=True)

@@ -23,8 +23,8 @@ from stream_validator.errors import CheckExit, StreamValidatorError
 #: Every command: the module of ``stream_validator.cli`` that registers it and the line
 #: ``--help`` shows, in the order ``--help`` lists them (a test keeps the modules equal).
 COMMANDS: dict[str, tuple[str, str]] = {
-    "check-contract": ("files", "check contract files; exit 1 if any is bad"),
-    "validate": ("files", "validate a JSON-lines file against a contract"),
+    "check-contract": ("checkcontract", "check contract files; exit 1 if any is bad"),
+    "validate": ("validate", "validate a JSON-lines file against a contract"),
     "run": ("service", "run the streaming validator service"),
     "check-config": (
         "service",

@@ -1,7 +1,7 @@
 """SymbolStateSpec: the ``state`` section of a contract file, and its reader.
 
 It lives in contracts (not verify) so the contract loader can build it; the tracker in
-``verify.symbolstate`` consumes it. Contract-file form::
+``stream_validator.state`` consumes it. Contract-file form::
 
     state:
       key: symbol              # required: a declared str field

@@ -1,6 +1,8 @@
-"""The DLQ record format (envelope form and headers form), writing and reading it."""
+"""The DLQ formats: the service's DLQ record (envelope form and headers form), writing
+and reading it, and the offline validator's DLQ lines (``jsonlines``)."""
 
 from stream_validator.dlq.envelope import build_dlq_record, envelope_document
+from stream_validator.dlq.jsonlines import dlq_line
 from stream_validator.dlq.records import (
     ENVELOPE_VERSION,
     FORMAT_HEADER,
@@ -16,5 +18,6 @@ __all__ = [
     "DlqRecord",
     "EnvelopeContext",
     "build_dlq_record",
+    "dlq_line",
     "envelope_document",
 ]

@@ -31,7 +31,7 @@ from stream_validator.kafka.ports import (
     AckCallback,
     CommittedOffset,
     Consumed,
-    ConsumerError,
+    ConsumerErrorEvent,
     DeliveryCallback,
     DeliveryFailure,
     DeliveryReport,
@@ -124,7 +124,7 @@ class ConfluentConsumer:
                     readable.append(message)
                     continue
                 consumed.errors.append(
-                    ConsumerError(
+                    ConsumerErrorEvent(
                         error_info(error), message.topic(), message.partition(), message.offset()
                     )
                 )

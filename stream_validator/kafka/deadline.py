@@ -3,7 +3,8 @@
 Some librdkafka calls can wait without limit although a timeout is passed (librdkafka 2.x:
 ``send_offsets_to_transaction`` after the transaction coordinator's broker restarted). Such a
 call runs on a worker thread and the caller waits for it with its own deadline; on expiry the
-caller gets ``CallTimeout`` and must abandon the client object, whose worker stays blocked.
+caller gets ``errors.CallTimeoutError`` and must abandon the client object, whose worker stays
+blocked.
 """
 
 from __future__ import annotations
@@ -12,11 +13,9 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
+from stream_validator.errors import CallTimeoutError
+
 T = TypeVar("T")
-
-
-class CallTimeout(Exception):
-    """A librdkafka call did not return within the deadline the service enforces."""
 
 
 class DeadlineCaller:
@@ -26,7 +25,8 @@ class DeadlineCaller:
         self._workers: list[threading.Thread] = []
 
     def call(self, what: str, operation: Callable[[], T], deadline_s: float) -> T:
-        """operation() on a worker thread; CallTimeout when it has not returned by the deadline."""
+        """operation() on a worker thread; CallTimeoutError when it has not returned by the
+        deadline."""
         outcome: list[T] = []
         failure: list[BaseException] = []
         done = threading.Event()
@@ -43,7 +43,7 @@ class DeadlineCaller:
         worker.start()
         if not done.wait(deadline_s):
             self._workers.append(worker)
-            raise CallTimeout(f"{what} did not return within {deadline_s:.0f}s")
+            raise CallTimeoutError(f"{what} did not return within {deadline_s:.0f}s")
         if failure:
             raise failure[0]
         return outcome[0]

@@ -86,8 +86,9 @@ class DeliveryFailure:
 
 
 @dataclass(frozen=True, slots=True)
-class ConsumerError:
-    """An error event consume() returned instead of a record (e.g. partition EOF)."""
+class ConsumerErrorEvent:
+    """An error event consume() returned instead of a record (e.g. partition EOF): a value
+    the caller inspects, not an exception."""
 
     info: KafkaErrorInfo
     topic: str | None = None
@@ -101,7 +102,7 @@ class Consumed:
     client could not read (their ``headers`` are empty; the value says why)."""
 
     records: list[SourceRecord] = field(default_factory=list)
-    errors: list[ConsumerError] = field(default_factory=list)
+    errors: list[ConsumerErrorEvent] = field(default_factory=list)
     unreadable_headers: dict[tuple[str, int, int], str] = field(default_factory=dict)
 
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 
 from stream_validator.errors import KafkaClientError, ReadStalledError
-from stream_validator.kafka.ports import PARTITION_EOF, Consumer, ConsumerError
+from stream_validator.kafka.ports import PARTITION_EOF, Consumer, ConsumerErrorEvent
 from stream_validator.records import SourceRecord
 
 # How long one consume() call may wait; the stall timeout bounds the whole read.
@@ -90,7 +90,7 @@ class RangeReader:
         if offset + 1 >= end:
             self._finish(partition, touched)
 
-    def _at_end(self, error: ConsumerError, touched: set[int]) -> None:
+    def _at_end(self, error: ConsumerErrorEvent, touched: set[int]) -> None:
         if error.info.code != PARTITION_EOF:
             where = f"reading {error.topic or self._topic} [{error.partition}]"
             raise KafkaClientError(error.info, where)

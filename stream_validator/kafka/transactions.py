@@ -24,8 +24,13 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 
-from stream_validator.errors import FatalTransactionError, KafkaClientError, ProducerLostError
-from stream_validator.kafka.deadline import CallTimeout, DeadlineCaller
+from stream_validator.errors import (
+    CallTimeoutError,
+    FatalTransactionError,
+    KafkaClientError,
+    ProducerLostError,
+)
+from stream_validator.kafka.deadline import DeadlineCaller
 from stream_validator.kafka.ports import FENCING, Consumer, GroupMetadata, Producer
 from stream_validator.records import TopicPartitionKey
 
@@ -170,7 +175,7 @@ class Transactions:
             try:
                 self._caller.call(what, lambda: operation(producer), timeout_s + _GRACE_S)
                 return
-            except CallTimeout as exc:
+            except CallTimeoutError as exc:
                 self._open = False
                 raise ProducerLostError(str(exc)) from None
             except KafkaClientError as exc:

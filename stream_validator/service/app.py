@@ -17,7 +17,6 @@ from types import FrameType
 from typing import Any
 
 from stream_validator import __version__
-from stream_validator.collector import collector_tuned
 from stream_validator.config.settings import (
     RouteConfig,
     ServiceConfig,
@@ -27,6 +26,7 @@ from stream_validator.config.settings import (
 )
 from stream_validator.contracts.model import nullable_paths
 from stream_validator.errors import ConfigError, ServiceExit
+from stream_validator.gcpolicy import collector_tuned
 from stream_validator.service.delivery.accounting import RouteDelivery
 from stream_validator.service.http.health import HealthServer
 from stream_validator.service.http.metricsserver import MetricsServer, start_http_server

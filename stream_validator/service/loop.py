@@ -37,7 +37,7 @@ from stream_validator.service.plan.planner import BatchPlan, RouteProcessor
 from stream_validator.service.report.hooks import ServiceHooks
 from stream_validator.service.report.reporter import BatchReporter
 from stream_validator.service.report.state import ServiceState
-from stream_validator.verify.ruststate import native_wanted
+from stream_validator.state.native import native_wanted
 
 log = logging.getLogger("stream_validator.service")
 

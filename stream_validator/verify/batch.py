@@ -15,7 +15,6 @@ field lets through is always judged here.
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -26,11 +25,21 @@ from stream_validator.codec import JSONDecodeError, loads_raw
 from stream_validator.contracts.model import metric_path
 from stream_validator.verify.dupkeys import duplicate_keys, no_duplicates_possible
 from stream_validator.verify.fastpath import FAIL
+from stream_validator.verify.malformed import (
+    duplicate_key_violations,
+    duplicates,
+    not_a_mapping,
+    not_bytes,
+    oversized,
+    snapshot,
+    tombstone,
+    undecodable,
+    unreadable_mapping,
+)
 from stream_validator.verify.native import CHUNK
-from stream_validator.verify.render import key_name, show, show_name, type_label
+from stream_validator.verify.render import type_label
 from stream_validator.verify.report import (
     FLAGGABLE_KINDS,
-    MAX_NAMED_VIOLATIONS,
     MAX_UNKNOWN_NAMES,
     DecodedRecords,
     QuarantinedRecord,
@@ -123,7 +132,7 @@ class BatchAccumulator:
         index = self._total
         self._total += 1
         if not isinstance(record, Mapping):
-            return self._quarantine(index, _snapshot(record), [_not_a_mapping(record)])
+            return self._quarantine(index, snapshot(record), [not_a_mapping(record)])
         try:
             clean = self._fast_check(record)
             if clean is not FAIL and not self._checks_on:
@@ -136,20 +145,14 @@ class BatchAccumulator:
                 else:
                     self._note_unknown(unknown)
             if violations is not None:
-                return self._quarantine(index, _snapshot(record), violations)
+                return self._quarantine(index, snapshot(record), violations)
             if rules:
                 self._count_flags(rules, _NONE)
             return self._accept(index, record, nulls or ())
         except Exception as exc:  # one record never aborts the batch
             if type(record) is dict:
-                return self._validator_error(index, _snapshot(record), exc)
-            # A Mapping implementation whose lookups raise.
-            violation = Violation(
-                None,
-                ViolationKind.NOT_A_MAPPING,
-                f"mapping could not be read: {type_label(exc)}",
-            )
-            return self._quarantine(index, _snapshot(record), [violation])
+                return self._validator_error(index, snapshot(record), exc)
+            return self._quarantine(index, snapshot(record), [unreadable_mapping(exc)])
 
     def add_payload(self, payload: Payload) -> QuarantinedRecord | None:
         """Decode and validate one raw payload; return its QuarantinedRecord, or None."""
@@ -215,41 +218,13 @@ class BatchAccumulator:
             except Exception as exc:  # defence in depth: one record never aborts the batch
                 return self._validator_error(index, payload, exc)
         if payload is None:
-            return self._quarantine(
-                index,
-                None,
-                [
-                    Violation(
-                        None, ViolationKind.NOT_A_MAPPING, "payload is null (a Kafka tombstone)"
-                    )
-                ],
-            )
+            return self._quarantine(index, None, [tombstone()])
         if not isinstance(payload, bytes | bytearray | memoryview):
-            return self._quarantine(
-                index,
-                _snapshot(payload),
-                [
-                    Violation(
-                        None,
-                        ViolationKind.NOT_A_MAPPING,
-                        f"payload must be bytes, got {type_label(payload)}",
-                    )
-                ],
-            )
+            return self._quarantine(index, snapshot(payload), [not_bytes(payload)])
         size = len(payload) if not isinstance(payload, memoryview) else payload.nbytes
         limit = self._verifier.max_payload_bytes
         if size > limit:
-            return self._quarantine(
-                index,
-                bytes(payload),
-                [
-                    Violation(
-                        None,
-                        ViolationKind.OVERSIZED,
-                        f"payload is {size} bytes, above max_payload_bytes {limit}",
-                    )
-                ],
-            )
+            return self._quarantine(index, bytes(payload), [oversized(size, limit)])
         if type(payload) is not bytes:
             payload = bytes(payload)
         try:
@@ -261,13 +236,9 @@ class BatchAccumulator:
         try:
             record = loads_raw(payload)
         except JSONDecodeError as exc:
-            return self._quarantine(
-                index,
-                payload,
-                [Violation(None, ViolationKind.UNDECODABLE, f"payload is not valid JSON: {exc}")],
-            )
+            return self._quarantine(index, payload, [undecodable(exc)])
         if type(record) is not dict:
-            return self._quarantine(index, payload, [_not_a_mapping(record)])
+            return self._quarantine(index, payload, [not_a_mapping(record)])
         # Records the native fast path declined are nearly all bad: go straight to the rules.
         if self._native is None and not self._checks_on:
             clean = self._fast_check(record)
@@ -278,9 +249,9 @@ class BatchAccumulator:
         violations, nulls, unknown = self._inspector.inspect(record)
         if violations is not None:
             violations = self._inspector.explain_overflow(record, payload, violations)
-        duplicates = _duplicates(payload, record)
-        if duplicates:
-            violations = _duplicate_keys(duplicates) + (violations or [])
+        repeated = duplicates(payload, record)
+        if repeated:
+            violations = duplicate_key_violations(repeated) + (violations or [])
         violations, rules = self._record_checks(record, violations)
         if unknown:
             if len(self._unknown) + len(unknown) <= MAX_UNKNOWN_NAMES:
@@ -464,53 +435,3 @@ class BatchAccumulator:
 def _copy(counts: Counter[Any] | None) -> Counter[Any]:
     """A copy of a batch's counter (an empty one is built without the Mapping check)."""
     return Counter(counts) if counts else Counter()
-
-
-def _not_a_mapping(value: object) -> Violation:
-    got = "null" if value is None else f"{type_label(value)} {show(value)}"
-    return Violation(
-        None, ViolationKind.NOT_A_MAPPING, f"payload is not a JSON object (mapping): got {got}"
-    )
-
-
-def _duplicates(payload: bytes, record: dict[Any, Any]) -> list[str]:
-    if no_duplicates_possible(payload, len(record)):
-        return []
-    return duplicate_keys(payload)
-
-
-def _duplicate_keys(keys: list[str]) -> list[Violation]:
-    """One violation per repeated key, at most MAX_NAMED_VIOLATIONS, then one for the rest."""
-    out = [
-        Violation(
-            key_name(key),
-            ViolationKind.DUPLICATE_KEY,
-            f"key {show_name(key)} appears more than once in the object"
-            " (parsers disagree on which value wins)",
-        )
-        for key in keys[:MAX_NAMED_VIOLATIONS]
-    ]
-    more = len(keys) - MAX_NAMED_VIOLATIONS
-    if more > 0:
-        out.append(
-            Violation(
-                None,
-                ViolationKind.DUPLICATE_KEY,
-                f"and {more} more keys appear more than once in the object",
-            )
-        )
-    return out
-
-
-def _snapshot(value: object) -> Any:
-    """A shallow copy, so later mutation by the caller cannot rewrite DLQ evidence."""
-    if isinstance(value, dict):
-        return dict(value)
-    if isinstance(value, Mapping):
-        try:
-            return dict(value)
-        except Exception:  # an unreadable mapping is kept as it is
-            return value
-    if isinstance(value, list | bytearray | set):
-        return copy.copy(value)
-    return value

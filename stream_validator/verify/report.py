@@ -9,7 +9,7 @@ from enum import StrEnum
 from typing import Any, ClassVar, Final, overload
 
 from stream_validator.codec import loads_raw
-from stream_validator.quickinit import quick_init
+from stream_validator.verify.quickinit import quick_init
 
 #: Per record, the undeclared (``unknown_field``) and repeated (``duplicate_key``) keys
 #: listed one violation each; past it, one last violation of the kind (field None)

@@ -17,7 +17,7 @@ IMPURE = {"time", "os", "socket", "threading", "signal", "http", "subprocess"}
 MARK = re.compile(r"\bPURE\b")
 #: Packages that are pure whatever their docstrings say; sim/ but its producer, lifecycle/
 #: but the topic sampler (Kafka) and the line reader (files).
-PURE_PACKAGES = ("verify", "contracts", "dlq", "sim", "lifecycle")
+PURE_PACKAGES = ("verify", "state", "contracts", "dlq", "sim", "lifecycle")
 NOT_PURE = {
     PACKAGE / "sim" / "producer.py",
     PACKAGE / "lifecycle" / "topic.py",
@@ -60,8 +60,9 @@ def _imports(path: Path) -> set[str]:
 
 @pytest.mark.parametrize("path", PURE, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_pure_modules_import_no_io(path: Path) -> None:
-    """Every module whose docstring (or whose package's) says PURE, and verify/, contracts/,
-    dlq/, the sim generators and the pure lifecycle modules, import no clock or OS modules."""
+    """Every module whose docstring (or whose package's) says PURE, and verify/, state/,
+    contracts/, dlq/, the sim generators and the pure lifecycle modules, import no clock or
+    OS modules."""
     assert not {m for m in _imports(path) if m.split(".")[0] in IMPURE}
 
 
@@ -74,7 +75,8 @@ def test_the_check_sees_an_impure_import(tmp_path: Path) -> None:
 
 def test_the_pure_modules_are_found_by_their_docstrings() -> None:
     """Modules marked PURE outside the listed packages are checked too: the service's
-    planner, its null window, the breaker's state machine, the replay planner, quickinit."""
+    planner, its null window, the breaker's state machine, the replay planner, the offline
+    summary and file state."""
     found = {str(p.relative_to(PACKAGE)) for p in PURE}
     assert {
         "service/plan/planner.py",
@@ -82,7 +84,8 @@ def test_the_pure_modules_are_found_by_their_docstrings() -> None:
         "service/breaker/machine.py",
         "service/telemetry/lagstats.py",
         "replay/planner.py",
-        "quickinit.py",
+        "offline/summary.py",
+        "offline/filestate.py",
     } <= found
     assert "sim/producer.py" not in found
 

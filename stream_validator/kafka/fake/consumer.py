@@ -10,7 +10,7 @@ from stream_validator.kafka.fake.broker import ABORTED, OPEN, FakeBroker
 from stream_validator.kafka.ports import (
     PARTITION_EOF,
     Consumed,
-    ConsumerError,
+    ConsumerErrorEvent,
     GroupMetadata,
     RebalanceCallback,
 )
@@ -226,4 +226,4 @@ class FakeConsumer:
         if self._partition_eof and at_end and key not in self._eof_told:
             self._eof_told.add(key)
             info = KafkaErrorInfo(PARTITION_EOF, "end of partition")
-            consumed.errors.append(ConsumerError(info, key[0], key[1], position))
+            consumed.errors.append(ConsumerErrorEvent(info, key[0], key[1], position))

@@ -1,8 +1,8 @@
-"""PURE: a route's per-symbol state (``verify.symbolstate``) applied to one planned batch.
+"""PURE: a route's per-symbol state (``stream_validator.state``) applied to one planned batch.
 
 Which records the tracker sees, in source order: the valid ones, and the quarantined ones
 whose key field passed its own checks, each state field used only when it passed its own
-(``symbolstate.distrusted``): a record quarantined for a bad ``size``, or a crossed book,
+(``state.distrusted``): a record quarantined for a bad ``size``, or a crossed book,
 still carries the feed's next sequence number, and leaving it out would report a gap the
 vendor never made. A record-level problem (undecodable, not a mapping, oversized) feeds
 nothing. The state so describes the feed as sent; the clean topic's own holes are the
@@ -30,14 +30,14 @@ from typing import Any, Final
 from stream_validator.contracts.rulespec import RuleAction
 from stream_validator.contracts.statespec import SymbolStateSpec
 from stream_validator.records import SourceRecord, TopicPartitionKey
-from stream_validator.verify import SchemaContractValidationReport, Violation, ViolationKind
-from stream_validator.verify.ruststate import symbol_state_tracker
-from stream_validator.verify.statefeed import StateFeed
-from stream_validator.verify.symbolstate import (
+from stream_validator.state import (
     EventTally,
+    StateFeed,
     SymbolEventKind,
     distrusted,
 )
+from stream_validator.state.native import symbol_state_tracker
+from stream_validator.verify import SchemaContractValidationReport, Violation, ViolationKind
 
 #: Example symbols per event kind in a batch event (each cut to 32 characters).
 MAX_EXAMPLES: Final = 5
@@ -79,7 +79,7 @@ class RouteState:
         native: bool = True,
     ) -> None:
         """``field_getter``: the verifier's (see ``StateFeed``); ``native``: the tracker
-        in the native core (``verify.ruststate``; same events), else the Python reference."""
+        in the native core (``state.native``; same events), else the Python reference."""
         self.spec = spec
         self.tracker = symbol_state_tracker(spec, native)
         self._feed = StateFeed(self.tracker, field_types, field_getter)

@@ -22,8 +22,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from stream_validator.labels import LabelBudget, choice, config_label, is_count, is_number
 from stream_validator.service.plan.routestate import StateSummary
+from stream_validator.state import SymbolEventKind
 from stream_validator.verify import SchemaContractValidationReport
-from stream_validator.verify.symbolstate import SymbolEventKind
 
 __all__ = ["SYMBOL_EVENT_KINDS", "IntegrityMetrics"]
 

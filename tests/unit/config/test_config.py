@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import yaml
 
+from stream_validator.config.redaction import is_secret_key
 from stream_validator.config.settings import (
     apply_env_overrides,
-    is_secret_key,
     load_config,
     redacted,
     scrub,

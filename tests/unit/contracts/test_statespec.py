@@ -162,3 +162,19 @@ def test_hole_bounds_out_of_range_are_refused(key: str, value: int, problem: str
     """No bound of zero holes, and no per-symbol bound whose list moves cost more than µs."""
     raw = {"key": "symbol", "sequence": {"field": "seq", key: value}}
     assert problem in problems_of(raw)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"sequence_window": -1},
+        {"max_symbols": 0},
+        {"resync_after": 0},
+        {"frozen_max_updates": 0},
+        {"frozen_max_s": -1.0},
+    ],
+)
+def test_spec_rejects_nonsense(bad: dict[str, object]) -> None:
+    """Negative windows, zero capacity and zero limits are refused at setup."""
+    with pytest.raises(ValueError):
+        SymbolStateSpec(**bad)  # type: ignore[arg-type]

@@ -6,7 +6,7 @@ import pytest
 
 from stream_validator.errors import KafkaClientError, KafkaErrorInfo, ReadStalledError
 from stream_validator.kafka.fake import FakeBroker
-from stream_validator.kafka.ports import Consumed, ConsumerError
+from stream_validator.kafka.ports import Consumed, ConsumerErrorEvent
 from stream_validator.kafka.reader import RangeReader
 from stream_validator.records import OutputRecord, SourceRecord
 
@@ -87,7 +87,7 @@ def test_consumer_errors_other_than_eof_raise() -> None:
 
         def consume(self, max_records: int, timeout_s: float) -> Consumed:
             info = KafkaErrorInfo("_TRANSPORT", "broker down")
-            return Consumed(errors=[ConsumerError(info, "t", 0, None)])
+            return Consumed(errors=[ConsumerErrorEvent(info, "t", 0, None)])
 
     reader = RangeReader(Failing(), "t", {0: (0, 5)}, 1.0)  # type: ignore[arg-type]
     with pytest.raises(KafkaClientError, match="_TRANSPORT"):

@@ -6,7 +6,13 @@ import threading
 
 import pytest
 
-from stream_validator.errors import FatalTransactionError, KafkaErrorInfo, ProducerLostError
+from stream_validator.errors import (
+    CallTimeoutError,
+    FatalTransactionError,
+    KafkaErrorInfo,
+    ProducerLostError,
+)
+from stream_validator.kafka.deadline import DeadlineCaller
 from stream_validator.kafka.fake import FakeBroker, abortable, fatal
 from stream_validator.kafka.fake.producer import FakeProducer
 from stream_validator.kafka.io import produce_all
@@ -114,3 +120,20 @@ def test_committed_positions_prefer_commits_over_the_batch_start(broker: FakeBro
         ("s2", 0): 5,
         ("s2", 1): 2,
     }
+
+
+class _StuckCaller(DeadlineCaller):
+    """A deadline caller whose calls all outlive their deadline."""
+
+    def call(self, what: str, operation: object, deadline_s: float) -> object:  # type: ignore[override]
+        raise CallTimeoutError(f"{what} did not return within {deadline_s:.0f}s")
+
+
+def test_a_call_past_its_deadline_loses_the_producer(broker: FakeBroker) -> None:
+    """A transaction call that outlives its deadline raises ProducerLostError (the client
+    object must be abandoned), not the timeout itself."""
+    consumer = broker.consumer("g")
+    producer = broker.producer(transactional_id="tx")
+    txn = Transactions(lambda: producer, consumer.group_metadata, 5.0, caller=_StuckCaller())
+    with pytest.raises(ProducerLostError, match="init_transactions did not return"):
+        txn.init()

@@ -1,4 +1,4 @@
-"""The native per-symbol state equals the Python reference (``verify.symbolstate``).
+"""The native per-symbol state equals the Python reference (``state.tracker``).
 
 Hypothesis streams of records (gaps, regressions, late numbers, resyncs, frozen quotes, NaN
 quotes, many symbols past the LRU bound, long and odd symbols, float and naive/aware datetime
@@ -24,13 +24,13 @@ from hypothesis import strategies as st
 
 from stream_validator.contracts.statespec import SymbolStateSpec
 from stream_validator.service.plan.routestate import RouteState
-from stream_validator.verify.ruststate import (
+from stream_validator.state.native import (
     NativeSymbolStateTracker,
     native_state_available,
     native_wanted,
     symbol_state_tracker,
 )
-from stream_validator.verify.symbolstate import SymbolStateTracker, compact_key
+from stream_validator.state.tracker import SymbolStateTracker, compact_key
 
 pytestmark = pytest.mark.skipif(not native_state_available(), reason="extension without state")
 

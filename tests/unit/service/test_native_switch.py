@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from stream_validator.verify.ruststate import NativeSymbolStateTracker, native_state_available
-from stream_validator.verify.symbolstate import SymbolStateTracker
+from stream_validator.state.native import NativeSymbolStateTracker, native_state_available
+from stream_validator.state.tracker import SymbolStateTracker
 
 from .fakeservice import Harness, service_config
 

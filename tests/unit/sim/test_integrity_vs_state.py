@@ -1,4 +1,4 @@
-"""The stateful scenarios against verify.symbolstate alone (tests/unit/service/plan/
+"""The stateful scenarios against the per-symbol state alone (tests/unit/service/plan/
 test_planner_state.py runs them through the service pipeline with tick.yaml's state):
 each raises exactly the per-symbol event it stands for, and a clean run raises none."""
 
@@ -10,7 +10,7 @@ from stream_validator.codec import decode_json
 from stream_validator.contracts.statespec import SymbolStateSpec
 from stream_validator.sim import Entity, Schedule, Simulator
 from stream_validator.sim.integrity import SEQUENCE_GAP
-from stream_validator.verify.symbolstate import SymbolEvent, SymbolStateTracker
+from stream_validator.state import SymbolEvent, SymbolStateTracker
 
 SEQUENCE = SymbolStateSpec(sequence_field="seq")
 EVENT_TIME = SymbolStateSpec(sequence_field=None, event_time_field="event_ts")

@@ -13,7 +13,7 @@ from operator import attrgetter
 import pytest
 
 from stream_validator.contracts.statespec import SymbolStateSpec
-from stream_validator.verify.symbolstate import SymbolEvent, SymbolStateTracker
+from stream_validator.state import SymbolEvent, SymbolStateTracker
 
 Row = tuple[int, str, int | None, float | None, tuple[object, ...] | None]
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from stream_validator.quickinit import quick_init
+from stream_validator.verify.quickinit import quick_init
 from stream_validator.verify.report import (
     FlaggedViolation,
     QuarantinedRecord,

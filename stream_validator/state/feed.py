@@ -15,7 +15,7 @@ service hands over the verifier's own Structs of the records its fast path accep
 (``decoded``): their fields are read column by column in C and no payload is decoded twice;
 only the few records without one (declined by the fast path, valid or quarantined) are
 decoded here, one by one: a quarantined one as a mapping when a state field of it failed
-(``symbolstate.distrusted``), its values taking the place of a stand-in row.
+(``distrust.distrusted``), its values taking the place of a stand-in row.
 """
 
 from __future__ import annotations
@@ -25,16 +25,17 @@ from datetime import UTC, datetime
 from operator import attrgetter
 from typing import Any
 
-import msgspec
-
 from stream_validator.codec import JSONDecodeError, NativeDecodeError, loads_raw, typed_decoder
-from stream_validator.contracts.statespec import SymbolStateSpec
-from stream_validator.verify.symbolstate import (
-    TRUSTED,
-    EventTime,
-    SymbolEvent,
-    SymbolStateTracker,
-    event_moment,
+from stream_validator.state.distrust import TRUSTED
+from stream_validator.state.events import SymbolEvent
+from stream_validator.state.eventtime import EventTime, event_moment
+from stream_validator.state.tracker import SymbolStateTracker
+from stream_validator.state.views import (
+    Getter,
+    Getters,
+    row_getters,
+    struct_types_fit,
+    view_struct,
 )
 
 _NONE: tuple[SymbolEvent, ...] = ()
@@ -81,21 +82,21 @@ class StateFeed:
             self._quote = get if quotes > 1 else lambda view: (get(view),)
         self._decode = self._decode_many = self._decode_one = None
         self._view_getters = self._struct_getters = None
-        loose = _view_struct(spec, self._time_is_datetime, quotes, strict=False)
+        loose = view_struct(spec, self._time_is_datetime, quotes, strict=False)
         if loose is not None:
             self._decode = typed_decoder(loose)
-            strict = _view_struct(spec, self._time_is_datetime, quotes, strict=True)
+            strict = view_struct(spec, self._time_is_datetime, quotes, strict=True)
             self._decode_many = typed_decoder(list[strict])  # type: ignore[valid-type]
             self._decode_one = typed_decoder(strict)
-            self._view_getters = _getters(
+            self._view_getters = row_getters(
                 attrgetter,
                 "key",
                 "seq" if self._has_seq else None,
                 "time" if self._has_time else None,
                 [f"q{i}" for i in range(quotes)],
             )
-            if field_getter is not None and _struct_types_fit(spec, field_types):
-                self._struct_getters = _getters(
+            if field_getter is not None and struct_types_fit(spec, field_types):
+                self._struct_getters = row_getters(
                     field_getter,
                     spec.key_field,
                     spec.sequence_field,
@@ -114,7 +115,7 @@ class StateFeed:
         records that raised any.
 
         ``distrust``: by position, the parts a quarantined record cannot feed
-        (``symbolstate.distrusted``, never empty); those records are decoded on their own
+        (``distrust.distrusted``, never empty); those records are decoded on their own
         (a failed field may not read as the views' types), the others as above.
 
         ``decoded``: the verifier's Struct of each value, or None where it has none (see
@@ -199,7 +200,7 @@ class StateFeed:
         partitions: Sequence[Hashable],
         values: Sequence[object],
         decoded: Sequence[Any],
-        getters: _Getters,
+        getters: Getters,
         distrust: Mapping[int, frozenset[str]] | None = None,
     ) -> list[tuple[int, tuple[SymbolEvent, ...]]] | None:
         """The batch fed from the verifier's Structs; the records without one are decoded
@@ -245,7 +246,7 @@ class StateFeed:
         self,
         partitions: Sequence[Hashable],
         rows: Sequence[Any],
-        getters: _Getters,
+        getters: Getters,
         patched: Mapping[int, Any],
         keys: list[Any] | None = None,
         fixed: Mapping[int, _Read] | None = None,
@@ -337,73 +338,5 @@ def _each(
     return out
 
 
-def _view_struct(
-    spec: SymbolStateSpec, time_is_datetime: bool, quotes: int, *, strict: bool
-) -> Any:
-    """A Struct of just the state's fields (None when two of them share a name).
-
-    ``strict``: the key is a required str and the seq an int or null, so a batch of views
-    needs no type checks; otherwise any value (the per-record path skips odd ones).
-    """
-    names = {"key": spec.key_field}
-    types: dict[str, Any] = {"key": str if strict else Any}
-    if spec.sequence_field is not None:
-        names["seq"], types["seq"] = spec.sequence_field, int | None if strict else Any
-    if spec.event_time_field is not None:
-        names["time"] = spec.event_time_field
-        types["time"] = datetime | None if time_is_datetime else Any
-    for i in range(quotes):
-        names[f"q{i}"], types[f"q{i}"] = spec.quote_fields[i], Any
-    if len(set(names.values())) != len(names):
-        return None
-    fields = [
-        (attr, types[attr]) if attr == "key" and strict else (attr, types[attr], None)
-        for attr in names
-    ]
-    # A check the spec leaves out reads None (a class attribute, not a field), so every
-    # strict view has a seq and a time.
-    absent = {attr: None for attr in ("seq", "time") if attr not in names}
-    # gc=False: views hold only scalars, and a batch of tracked objects would wake the collector
-    return msgspec.defstruct("StateView", fields, rename=names, gc=False, namespace=absent)
-
-
-Getter = Callable[[Any], Any]
 #: A record's symbol, seq, event time and quote, as ``SymbolStateTracker.read`` gives them.
 _Read = tuple[str, int | None, EventTime | None, tuple[object, ...] | None]
-#: Reads key, seq, event time and quote (a tuple) of a row; None: the spec has no such check.
-_Getters = tuple[Getter, Getter | None, Getter | None, Getter | None]
-
-
-def _getters(
-    make: Callable[..., Getter | None],
-    key: str,
-    seq: str | None,
-    time: str | None,
-    quote: Sequence[str],
-) -> _Getters | None:
-    """The getters of a row's state fields, or None when ``make`` cannot read one of them
-    (``make(*names)``: a getter of one named field's value, or of several as a tuple,
-    like ``attrgetter``)."""
-    key_get = make(key)
-    seq_get = make(seq) if seq is not None else None
-    time_get = make(time) if time is not None else None
-    quote_get = make(*quote) if quote else None
-    if key_get is None or (seq and seq_get is None) or (time and time_get is None):
-        return None
-    if quote and quote_get is None:
-        return None
-    if len(quote) == 1 and quote_get is not None:
-        only = quote_get
-        quote_get = lambda row: (only(row),)  # noqa: E731  # a one-name getter gives the value
-    return key_get, seq_get, time_get, quote_get
-
-
-def _struct_types_fit(spec: SymbolStateSpec, field_types: Mapping[str, type]) -> bool:
-    """The verifier's Structs hold the state's fields in the types the strict views demand:
-    a str key, an int seq (or null), a datetime or a number as the event time."""
-    if field_types.get(spec.key_field) is not str:
-        return False
-    if spec.sequence_field is not None and field_types.get(spec.sequence_field) is not int:
-        return False
-    time_field = spec.event_time_field
-    return time_field is None or field_types.get(time_field) in (datetime, int, float)

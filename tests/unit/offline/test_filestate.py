@@ -12,7 +12,7 @@ import pytest
 from stream_validator import DataSchemaContractVerifier, load_contract
 from stream_validator.cli.main import main
 from stream_validator.offline import validate_jsonl
-from stream_validator.verify.symbolstate import EventTally, SymbolStateTracker, distrusted
+from stream_validator.state import EventTally, SymbolStateTracker, distrusted
 from tests.support.ticks import tick
 
 TICK = Path(__file__).resolve().parents[3] / "config" / "contracts" / "tick.yaml"

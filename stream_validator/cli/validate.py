@@ -1,4 +1,4 @@
-"""``check-contract`` and ``validate``: contracts and JSON-lines files, no Kafka."""
+"""``validate``: a JSON-lines file against a contract, no Kafka (``stream_validator.offline``)."""
 
 from __future__ import annotations
 
@@ -9,24 +9,15 @@ from pathlib import Path
 
 from stream_validator.cli.argtypes import Subparsers, non_negative_int, positive_int
 from stream_validator.codec import encode_json
-from stream_validator.collector import collector_tuned
 from stream_validator.contracts import load_contract
 from stream_validator.errors import CheckExit
-from stream_validator.offline import (
-    check_contract_files,
-    open_input,
-    render_summary,
-    validate_jsonl,
-)
+from stream_validator.gcpolicy import collector_tuned
+from stream_validator.offline import open_input, render_summary, validate_jsonl
 from stream_validator.verify import DataSchemaContractVerifier
 
 
 def add_parser(commands: Subparsers) -> None:
-    """Register ``check-contract`` and ``validate`` with the command line."""
-    check = commands.add_parser("check-contract")
-    check.add_argument("files", nargs="+", metavar="FILE")
-    check.set_defaults(run=_check)
-
+    """Register ``validate`` with the command line."""
     validate = commands.add_parser("validate")
     validate.add_argument("--contract", required=True, metavar="FILE", help="contract YAML file")
     validate.add_argument("input", metavar="INPUT.jsonl", help="one JSON value per line; - = stdin")
@@ -50,10 +41,6 @@ def add_parser(commands: Subparsers) -> None:
     )
     validate.add_argument("--json", action="store_true", help="print the summary as JSON")
     validate.set_defaults(run=_validate)
-
-
-def _check(args: argparse.Namespace) -> int:
-    return check_contract_files(args.files, sys.stdout, sys.stderr)
 
 
 def _validate(args: argparse.Namespace) -> int:

@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from stream_validator import offline
-from stream_validator.cli import files
+from stream_validator.cli import validate as validate_command
 from stream_validator.cli.main import main
-from stream_validator.collector import YOUNG_THRESHOLD, collector_tuned
+from stream_validator.gcpolicy import YOUNG_THRESHOLD, collector_tuned
 from stream_validator.service import app
 
 TICK = str(Path(__file__).resolve().parents[2] / "config" / "contracts" / "tick.yaml")
@@ -79,7 +79,7 @@ def test_validate_runs_with_the_collector_tuned(
         seen.append(gc.get_threshold())
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(files, "validate_jsonl", spy)
+    monkeypatch.setattr(validate_command, "validate_jsonl", spy)
     source = tmp_path / "in.jsonl"
     source.write_bytes(b'{"symbol": "AAPL"}\n')
     before = gc.get_threshold()

@@ -11,9 +11,8 @@ import pytest
 
 from stream_validator.contracts.loader import contract_from_mapping
 from stream_validator.contracts.model import SchemaContract
+from stream_validator.state import StateFeed, SymbolStateTracker, distrusted
 from stream_validator.verify import DataSchemaContractVerifier
-from stream_validator.verify.statefeed import StateFeed
-from stream_validator.verify.symbolstate import SymbolStateTracker, distrusted
 
 
 def contract(*, nullable_key: bool = False, time_type: str = "datetime") -> SchemaContract:

@@ -9,8 +9,7 @@ from datetime import datetime
 import pytest
 
 from stream_validator.contracts.statespec import SymbolStateSpec
-from stream_validator.verify.statefeed import StateFeed
-from stream_validator.verify.symbolstate import SymbolStateTracker
+from stream_validator.state import StateFeed, SymbolStateTracker
 
 TYPES: dict[str, type] = {
     "symbol": str,

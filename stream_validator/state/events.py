@@ -1,4 +1,4 @@
-"""The findings of the per-symbol state (``verify.symbolstate``) and their tally per batch.
+"""The findings of the per-symbol state (``state.tracker``) and their tally per batch.
 
 Events carry the symbol for examples in batch events; counts go per contract and kind,
 never per symbol (``EventTally``).

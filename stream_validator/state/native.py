@@ -23,8 +23,9 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Final, cast
 
 from stream_validator.contracts.statespec import SymbolStateSpec
-from stream_validator.verify.symbolevents import SymbolEvent, SymbolEventKind
-from stream_validator.verify.symbolstate import TRUSTED, SymbolStateTracker
+from stream_validator.state.distrust import TRUSTED
+from stream_validator.state.events import SymbolEvent, SymbolEventKind
+from stream_validator.state.tracker import SymbolStateTracker
 
 try:
     from stream_validator._native import SymbolState as _NativeState

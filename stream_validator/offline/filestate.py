@@ -1,0 +1,64 @@
+"""The contract's per-symbol state over a JSON-lines file (offline ``validate``). PURE."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from typing import Any
+
+from stream_validator.offline.lines import without
+from stream_validator.state import EventTally, StateFeed, distrusted
+from stream_validator.state.native import symbol_state_tracker
+from stream_validator.verify import DataSchemaContractVerifier, QuarantinedRecord
+
+__all__ = ["FileState"]
+
+
+class FileState:
+    """The contract's per-symbol state over a file: one partition, in file order.
+
+    It reports events only (counts per kind, five example symbols each): an action
+    ``quarantine`` moves no record to the DLQ output here, so the file's verdict and its
+    valid/DLQ outputs are the schema's alone. Records are read from the fast path's decoded
+    Structs where there are some (``state.StateFeed``), so no line is decoded twice.
+    """
+
+    def __init__(self, verifier: DataSchemaContractVerifier, *, native: bool = True) -> None:
+        spec = verifier.contract.state
+        assert spec is not None
+        types = {f.name: f.expected_type for f in verifier.contract.fields}
+        self._spec = spec
+        # the native tracker unless native is False (SV_NATIVE=0); the same events either way
+        self.tracker = symbol_state_tracker(spec, native)
+        self._feed = StateFeed(self.tracker, types, verifier.field_getter)
+        self.tally = EventTally(5)
+
+    def feed(
+        self,
+        payloads: list[bytes],
+        quarantined: dict[int, QuarantinedRecord],
+        decoded: list[Any],
+    ) -> None:
+        """Fold one share of a batch in: valid lines, and quarantined ones whose key passed,
+        each state field used only when it passed (``state.distrusted``; ``decoded``:
+        what ``add_payloads`` decoded of each)."""
+        # Per quarantined line, not per line: most lines are valid.
+        parts = {
+            position: distrusted(self._spec, q.violations) for position, q in quarantined.items()
+        }
+        unfed = sorted(position for position, part in parts.items() if "key" in part)
+        values, rows = without(payloads, unfed), without(decoded, unfed)
+        distrust: dict[int, frozenset[str]] = {}
+        for position, part in parts.items():
+            if part and "key" not in part:
+                # its position once the unfed lines before it are left out
+                distrust[position - bisect_left(unfed, position)] = part
+        for _, events in self._feed.observe_many([0] * len(values), values, rows, distrust):
+            self.tally.add(events)
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-ready, for the file summary."""
+        return {
+            "events": self.tally.summary(),
+            "evictions": self.tracker.evictions,
+            "symbols": len(self.tracker),
+        }
