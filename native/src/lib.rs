@@ -6,6 +6,8 @@
 
 use pyo3::prelude::*;
 
+mod verdict;
+
 /// The version of the crate, so Python can tell which build it imported.
 #[pyfunction]
 fn build_version() -> &'static str {
@@ -15,5 +17,7 @@ fn build_version() -> &'static str {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(build_version, m)?)?;
+    m.add_class::<verdict::py::VerdictPlan>()?;
+    m.add_function(wrap_pyfunction!(verdict::py::native_enabled, m)?)?;
     Ok(())
 }
