@@ -80,6 +80,8 @@ def _expr(node: Expr, index: dict[str, int]) -> tuple[Any, ...]:
 
 def _field(spec: FieldSpec, slot: int, window: int) -> tuple[Any, ...]:
     tp = spec.expected_type
+    if any(c in '"\\' or c < " " for c in spec.name):
+        raise UnplannableContract("a field name the core reads only as an escape")
     if tp not in _TYPES:
         raise UnplannableContract(f"field type {type_name(tp)}")
     if spec.allowed is not None and tp not in (str, int):

@@ -15,6 +15,28 @@ pub type Read<T> = Result<T, Decline>;
 /// Deeper values are declined (orjson's limit is 1024; the Python rules apply it).
 pub const MAX_DEPTH: usize = 64;
 
+const LOW: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+const QUOTES: u64 = LOW * b'"' as u64;
+const BACKSLASHES: u64 = LOW * b'\\' as u64;
+
+/// Non-zero when a byte of `w` is zero.
+#[inline]
+fn has_zero(w: u64) -> u64 {
+    w.wrapping_sub(LOW) & !w & HIGH
+}
+
+/// Non-zero when a byte of `w` is below 0x20 (exact for bytes below 0x80).
+#[inline]
+fn below_space(w: u64) -> u64 {
+    w.wrapping_sub(LOW * 0x20) & !w & HIGH
+}
+
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
 /// One JSON value as the field checks see it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Val<'a> {
@@ -38,11 +60,9 @@ pub struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    /// A reader over `buf`, or `Decline` when it holds a backslash or is not UTF-8.
+    /// A reader over `buf`. Bytes outside strings are checked by the grammar; inside a
+    /// string a backslash or a control byte declines, and non-ASCII text must be UTF-8.
     pub fn new(buf: &'a [u8]) -> Read<Self> {
-        if memchr::memchr(b'\\', buf).is_some() || std::str::from_utf8(buf).is_err() {
-            return Err(Decline);
-        }
         Ok(Reader { buf, at: 0 })
     }
 
@@ -77,13 +97,44 @@ impl<'a> Reader<'a> {
     pub fn string(&mut self) -> Read<&'a [u8]> {
         self.expect(b'"')?;
         let start = self.at;
-        let len = memchr::memchr(b'"', &self.buf[start..]).ok_or(Decline)?;
-        let text = &self.buf[start..start + len];
-        if text.iter().any(|&c| c < 0x20) {
-            return Err(Decline); // orjson refuses a raw control character
+        let rest = &self.buf[start..];
+        let mut wide = false;
+        // Eight bytes at a time while none is a quote, a backslash, a control or non-ASCII.
+        let mut skip = 0;
+        while let Some(chunk) = rest.get(skip..skip + 8) {
+            let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+            if (has_zero(w ^ QUOTES) | has_zero(w ^ BACKSLASHES) | below_space(w) | (w & HIGH)) != 0 {
+                break;
+            }
+            skip += 8;
         }
-        self.at = start + len + 1;
-        Ok(text)
+        for (len, &c) in rest.iter().enumerate().skip(skip) {
+            if c == b'"' {
+                let text = &rest[..len];
+                if wide && std::str::from_utf8(text).is_err() {
+                    return Err(Decline); // orjson refuses text that is not UTF-8
+                }
+                self.at = start + len + 1;
+                return Ok(text);
+            }
+            if c < 0x20 || c == b'\\' {
+                return Err(Decline); // a control byte (refused) or an escape (Python reads it)
+            }
+            wide |= c >= 0x80;
+        }
+        Err(Decline)
+    }
+
+    /// The key `name` at `self.at` (its opening quote), read without a search.
+    #[inline]
+    pub fn key_is(&mut self, name: &[u8]) -> bool {
+        let at = self.at + 1;
+        let end = at + name.len();
+        if self.buf.get(end) == Some(&b'"') && &self.buf[at..end] == name {
+            self.at = end + 1;
+            return true;
+        }
+        false
     }
 
     fn literal(&mut self, word: &[u8]) -> Read<()> {
@@ -96,32 +147,37 @@ impl<'a> Reader<'a> {
     }
 
     /// A number literal: an i64 int, or a finite float; anything else declines.
+    /// One pass: the digits are accumulated while the grammar is checked.
     pub fn number(&mut self) -> Read<Val<'a>> {
         let start = self.at;
         let buf = self.buf;
         let mut i = start;
-        if buf.get(i) == Some(&b'-') {
-            i += 1;
-        }
+        let negative = buf.get(i) == Some(&b'-');
+        i += usize::from(negative);
         let digits = i;
-        while matches!(buf.get(i), Some(b'0'..=b'9')) {
+        let mut mantissa: u64 = 0;
+        while let Some(&c @ b'0'..=b'9') = buf.get(i) {
+            mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
             i += 1;
         }
-        if i == digits || (buf[digits] == b'0' && i - digits > 1) {
+        let whole = i - digits;
+        if whole == 0 || (buf[digits] == b'0' && whole > 1) {
             return Err(Decline); // no digit, or a leading zero
         }
-        let mut float = false;
+        let mut fraction = 0;
         if buf.get(i) == Some(&b'.') {
             i += 1;
             let frac = i;
-            while matches!(buf.get(i), Some(b'0'..=b'9')) {
+            while let Some(&c @ b'0'..=b'9') = buf.get(i) {
+                mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
                 i += 1;
             }
-            if i == frac {
+            fraction = i - frac;
+            if fraction == 0 {
                 return Err(Decline);
             }
-            float = true;
         }
+        let mut exponent = false;
         if matches!(buf.get(i), Some(b'e' | b'E')) {
             i += 1;
             if matches!(buf.get(i), Some(b'+' | b'-')) {
@@ -134,20 +190,31 @@ impl<'a> Reader<'a> {
             if i == exp {
                 return Err(Decline);
             }
-            float = true;
+            exponent = true;
         }
         self.at = i;
-        // SAFETY of the unwrap-free path: the bytes are ASCII digits and signs.
-        let text = std::str::from_utf8(&buf[start..i]).map_err(|_| Decline)?;
-        if float {
-            let value: f64 = text.parse().map_err(|_| Decline)?;
-            if !value.is_finite() {
-                return Err(Decline); // orjson: "number is infinity when parsed as double"
+        if fraction == 0 && !exponent {
+            if whole <= 18 {
+                // At most 18 digits: exact in i64.
+                let value = mantissa as i64;
+                return Ok(Val::Int(if negative { -value } else { value }));
             }
-            return Ok(Val::Float(value));
+            // Past i64 orjson returns a Python int up to u64 and a float beyond.
+            let text = std::str::from_utf8(&buf[start..i]).map_err(|_| Decline)?;
+            return text.parse::<i64>().map(Val::Int).map_err(|_| Decline);
         }
-        // Past i64 orjson returns a Python int up to u64 and a float beyond: both declined.
-        text.parse::<i64>().map(Val::Int).map_err(|_| Decline)
+        if !exponent && whole + fraction <= 15 && fraction < POW10.len() {
+            // Clinger's fast path: the digits are an integer below 2**53 and 10**fraction
+            // is exact, so one correctly rounded division is the correctly rounded value.
+            let value = mantissa as f64 / POW10[fraction];
+            return Ok(Val::Float(if negative { -value } else { value }));
+        }
+        let text = std::str::from_utf8(&buf[start..i]).map_err(|_| Decline)?;
+        let value: f64 = text.parse().map_err(|_| Decline)?;
+        if !value.is_finite() {
+            return Err(Decline); // orjson: "number is infinity when parsed as double"
+        }
+        Ok(Val::Float(value))
     }
 
     /// Any value; containers are walked (validated) and summarised.

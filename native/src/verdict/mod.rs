@@ -103,20 +103,23 @@ pub trait Patterns {
 }
 
 /// One record: its outcome, and its undeclared keys in order (Valid and Bad only).
+/// `vals`: scratch space, reused from record to record.
 pub fn judge<'a, P: Patterns + ?Sized>(
     plan: &Plan,
     buf: &'a [u8],
     windows: &[Window],
     patterns: &P,
     unknown: &mut Vec<&'a [u8]>,
+    vals: &mut Vec<Option<Val<'a>>>,
 ) -> Outcome {
     unknown.clear();
-    let mut vals: [Option<Val<'a>>; MAX_FIELDS] = [None; MAX_FIELDS];
-    if read_object(plan, buf, &mut vals, unknown).is_err() {
+    vals.clear();
+    vals.resize(plan.fields.len(), None);
+    if read_object(plan, buf, vals, unknown).is_err() {
         unknown.clear();
         return Outcome::Defer;
     }
-    let out = check(plan, &vals, windows, patterns, unknown);
+    let out = check(plan, vals, windows, patterns, unknown);
     if !matches!(out, Outcome::Valid { .. } | Outcome::Bad(_)) {
         unknown.clear();
     }
@@ -126,7 +129,7 @@ pub fn judge<'a, P: Patterns + ?Sized>(
 fn read_object<'a>(
     plan: &Plan,
     buf: &'a [u8],
-    vals: &mut [Option<Val<'a>>; MAX_FIELDS],
+    vals: &mut [Option<Val<'a>>],
     unknown: &mut Vec<&'a [u8]>,
 ) -> Result<(), Decline> {
     let mut r = Reader::new(buf)?;
@@ -140,31 +143,31 @@ fn read_object<'a>(
     } else {
         loop {
             r.ws();
-            let key = r.string()?;
-            r.ws();
-            r.expect(b':')?;
-            r.ws();
-            let found = if hint < fields.len() && fields[hint].name == key {
+            // Keys usually come in the declared order: try the next one in place first.
+            let found = if hint < fields.len() && r.key_is(&fields[hint].name) {
                 Some(hint)
             } else {
-                fields.iter().position(|f| f.name == key)
-            };
-            let value = r.value(0)?;
-            match found {
-                Some(i) => {
-                    if vals[i].is_some() {
-                        return Err(Decline); // a repeated key: Python words it
-                    }
-                    vals[i] = Some(value);
-                    hint = i + 1;
-                }
-                None => {
+                let key = r.string()?;
+                let found = fields.iter().position(|f| f.name == key);
+                if found.is_none() {
                     if key.len() > MAX_KEY_BYTES || unknown.len() >= MAX_NAMED || unknown.contains(&key)
                     {
                         return Err(Decline);
                     }
                     unknown.push(key);
                 }
+                found
+            };
+            r.ws();
+            r.expect(b':')?;
+            r.ws();
+            let value = r.value(0)?;
+            if let Some(i) = found {
+                if vals[i].is_some() {
+                    return Err(Decline); // a repeated key: Python words it
+                }
+                vals[i] = Some(value);
+                hint = i + 1;
             }
             r.ws();
             match r.peek() {
@@ -327,7 +330,7 @@ fn check_text<P: Patterns + ?Sized>(
 
 fn check<P: Patterns + ?Sized>(
     plan: &Plan,
-    vals: &[Option<Val<'_>>; MAX_FIELDS],
+    vals: &[Option<Val<'_>>],
     windows: &[Window],
     patterns: &P,
     unknown: &[&[u8]],

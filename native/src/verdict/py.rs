@@ -6,6 +6,7 @@
 //! panic while judging one record makes that record a `validator_error` event.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::RwLock;
 
@@ -24,8 +25,27 @@ pub const BAD: u8 = 1;
 pub const DEFER: u8 = 2;
 pub const PANIC: u8 = 4;
 
+/// FNV-1a: the memo's keys are short values from the payloads, hashed once per record;
+/// SipHash's flood resistance buys nothing for a table bounded at `PATTERN_MEMO` entries.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
 /// Per field (by index), the pattern verdicts learnt from Python's `re`.
-type Memo = Vec<HashMap<Vec<u8>, bool>>;
+type Memo = Vec<HashMap<Vec<u8>, bool, BuildHasherDefault<Fnv>>>;
 
 struct Memory<'m>(&'m Memo);
 
@@ -47,6 +67,11 @@ fn num(value: &Bound<'_, PyAny>) -> PyResult<Num> {
     }
     if value.is_instance_of::<pyo3::types::PyFloat>() {
         return Ok(Num::F(value.extract::<f64>()?));
+    }
+    if value.is_instance_of::<pyo3::types::PyInt>() {
+        // Beyond i64: its nearest double (float() rounds half-even; past ~1e308 refused).
+        let f: f64 = value.call_method0("__float__")?.extract()?;
+        return Ok(Num::Big(f));
     }
     Err(PyValueError::new_err("a number the native plan cannot hold exactly"))
 }
@@ -169,7 +194,7 @@ impl VerdictPlan {
             return Err(PyValueError::new_err("too many fields or rules for a native plan"));
         }
         let forbid_unknown = spec.get_item(1)?.extract()?;
-        Ok(VerdictPlan { plan: Plan { fields, forbid_unknown, rules }, memo: RwLock::new(vec![HashMap::new(); MAX_FIELDS]) })
+        Ok(VerdictPlan { plan: Plan { fields, forbid_unknown, rules }, memo: RwLock::new(vec![HashMap::default(); MAX_FIELDS]) })
     }
 
     /// Remember pattern verdicts (field index, value, matches) for later scans.
@@ -214,6 +239,7 @@ impl VerdictPlan {
             let mut events = Vec::new();
             let mut pending: Vec<(usize, Vec<u8>)> = Vec::new();
             let mut unknown = Vec::new();
+            let mut vals = Vec::with_capacity(self.plan.fields.len());
             for (pos, item) in borrowed.0.iter().enumerate() {
                 let Some((ptr, len)) = *item else {
                     events.push(Event::Defer(pos));
@@ -222,7 +248,7 @@ impl VerdictPlan {
                 // SAFETY: see `Borrowed`.
                 let buf: &[u8] = unsafe { std::slice::from_raw_parts(ptr, len) };
                 let judged = catch_unwind(AssertUnwindSafe(|| {
-                    judge(&self.plan, buf, &windows, &memory, &mut unknown)
+                    judge(&self.plan, buf, &windows, &memory, &mut unknown, &mut vals)
                 }));
                 match judged {
                     Err(_) => {

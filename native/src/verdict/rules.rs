@@ -11,6 +11,8 @@ use super::json::Val;
 pub enum Num {
     I(i64),
     F(f64),
+    /// An int constant beyond i64 (a bound or rule constant), as its nearest double.
+    Big(f64),
 }
 
 const EXACT: i64 = 1 << 53;
@@ -61,6 +63,12 @@ pub fn compare(op: Cmp, a: Num, b: Num) -> Option<bool> {
         (Num::F(x), Num::F(y)) => Some(op.holds(x, y)),
         (Num::I(x), Num::F(y)) if exact(x) => Some(op.holds(x as f64, y)),
         (Num::F(x), Num::I(y)) if exact(y) => Some(op.holds(x, y as f64)),
+        // Every i64 lies on the near side of an int beyond i64, whose sign its double has.
+        (Num::I(_), Num::Big(y)) => Some(op.holds(0.0, y)),
+        (Num::Big(x), Num::I(_)) => Some(op.holds(x, 0.0)),
+        // No double lies strictly between such an int and its nearest double.
+        (Num::F(x), Num::Big(y)) if x != y => Some(op.holds(x, y)),
+        (Num::Big(x), Num::F(y)) if x != y => Some(op.holds(x, y)),
         _ => None,
     }
 }
@@ -113,10 +121,12 @@ fn number(value: Option<Val<'_>>) -> Option<Num> {
 fn eval(expr: &Expr, vals: &[Option<Val<'_>>]) -> Result<Num, Stop> {
     Ok(match expr {
         Expr::Field(i) => number(vals[*i]).ok_or(Stop::Unsure)?,
+        Expr::Const(Num::Big(_)) => return Err(Stop::Unsure),
         Expr::Const(n) => *n,
         Expr::Neg(e) => match eval(e, vals)? {
             Num::I(i) => Num::I(i.checked_neg().ok_or(Stop::Unsure)?),
             Num::F(f) => Num::F(-f),
+            Num::Big(_) => return Err(Stop::Unsure),
         },
         Expr::Bin(op, l, r) => {
             let (a, b) = (eval(l, vals)?, eval(r, vals)?);
@@ -130,8 +140,11 @@ fn eval(expr: &Expr, vals: &[Option<Val<'_>>]) -> Result<Num, Stop> {
                 _ => {
                     let float = |n: Num| match n {
                         Num::I(i) => i as f64,
-                        Num::F(f) => f,
+                        Num::F(f) | Num::Big(f) => f,
                     };
+                    if matches!(a, Num::Big(_)) || matches!(b, Num::Big(_)) {
+                        return Err(Stop::Unsure);
+                    }
                     let (x, y) = (float(a), float(b));
                     Num::F(match op {
                         b'+' => x + y,
