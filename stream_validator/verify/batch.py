@@ -28,8 +28,6 @@ from stream_validator.verify.dupkeys import duplicate_keys, no_duplicates_possib
 from stream_validator.verify.fastpath import FAIL
 from stream_validator.verify.native import CHUNK
 from stream_validator.verify.render import key_name, show, show_name, type_label
-from stream_validator.verify.rustcore import RustCheck
-from stream_validator.verify.rustcore import add_payloads as rust_payloads
 from stream_validator.verify.report import (
     FLAGGABLE_KINDS,
     MAX_NAMED_VIOLATIONS,
@@ -40,6 +38,8 @@ from stream_validator.verify.report import (
     Violation,
     ViolationKind,
 )
+from stream_validator.verify.rustcore import RustCheck
+from stream_validator.verify.rustcore import add_payloads as rust_payloads
 
 if TYPE_CHECKING:
     from stream_validator.verify.verifier import DataSchemaContractVerifier

@@ -202,7 +202,7 @@ def add_payloads(
         except Exception as exc:  # defence in depth: the Python rules take the chunk
             batch._log_error("native core", exc)
             events = [(i, _DEFER) for i in range(len(rows))]
-            nulls, flags, flagged, pending = (), (), 0, []
+            nulls, flags, flagged, pending = [], [], 0, []
         if pending:
             rust.learn(pending)
         if any(nulls):
