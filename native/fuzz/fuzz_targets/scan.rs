@@ -88,7 +88,7 @@ fn plan(forbid_unknown: bool) -> Plan {
             flag: true,
         },
     ];
-    Plan { fields, forbid_unknown, rules }
+    Plan::new(fields, forbid_unknown, rules)
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -75,6 +75,67 @@ pub struct Plan {
     pub fields: Vec<Field>,
     pub forbid_unknown: bool,
     pub rules: Vec<Rule>,
+    /// The compact form's bytes before each field's value (`{"a":`, `,"b":`), then `}`.
+    plain: Vec<Vec<u8>>,
+}
+
+impl Plan {
+    pub fn new(fields: Vec<Field>, forbid_unknown: bool, rules: Vec<Rule>) -> Self {
+        let mut plain: Vec<Vec<u8>> = fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let mut lit = vec![if i == 0 { b'{' } else { b',' }, b'"'];
+                lit.extend_from_slice(&f.name);
+                lit.extend_from_slice(b"\":");
+                lit
+            })
+            .collect();
+        plain.push(b"}".to_vec());
+        Plan { fields, forbid_unknown, rules, plain }
+    }
+}
+
+/// `buf[at..]` starts with `lit`: eight bytes at a time.
+#[inline]
+fn starts(buf: &[u8], at: usize, lit: &[u8]) -> bool {
+    let Some(part) = buf.get(at..at + lit.len()) else { return false };
+    let mut i = 0;
+    while i + 8 <= lit.len() {
+        let a = u64::from_le_bytes(part[i..i + 8].try_into().expect("eight bytes"));
+        let b = u64::from_le_bytes(lit[i..i + 8].try_into().expect("eight bytes"));
+        if a != b {
+            return false;
+        }
+        i += 8;
+    }
+    part[i..] == lit[i..]
+}
+
+/// The common form: every declared key once, in order, compact, scalar values. False
+/// (with `vals` partly filled) when the payload is not in it: the general reader then runs.
+fn read_plain<'a>(plan: &Plan, buf: &'a [u8], vals: &mut [Option<Val<'a>>]) -> bool {
+    if plan.fields.is_empty() {
+        return false; // `{}`: the general reader
+    }
+    let mut r = Reader { buf, at: 0 };
+    for (i, lit) in plan.plain[..plan.fields.len()].iter().enumerate() {
+        if !starts(buf, r.at, lit) {
+            return false;
+        }
+        r.at += lit.len();
+        let value = match r.peek() {
+            Some(b'"') => r.string().map(Val::Str),
+            Some(b'-' | b'0'..=b'9') => r.number(),
+            Some(b'n' | b't' | b'f') => r.value(0),
+            _ => return false,
+        };
+        match value {
+            Ok(v) => vals[i] = Some(v),
+            Err(_) => return false,
+        }
+    }
+    r.at + 1 == buf.len() && buf[r.at] == b'}'
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -115,9 +176,12 @@ pub fn judge<'a, P: Patterns + ?Sized>(
     unknown.clear();
     vals.clear();
     vals.resize(plan.fields.len(), None);
-    if read_object(plan, buf, vals, unknown).is_err() {
-        unknown.clear();
-        return Outcome::Defer;
+    if !read_plain(plan, buf, vals) {
+        vals.fill(None);
+        if read_object(plan, buf, vals, unknown).is_err() {
+            unknown.clear();
+            return Outcome::Defer;
+        }
     }
     let out = check(plan, vals, windows, patterns, unknown);
     if !matches!(out, Outcome::Valid { .. } | Outcome::Bad(_)) {

@@ -194,7 +194,7 @@ impl VerdictPlan {
             return Err(PyValueError::new_err("too many fields or rules for a native plan"));
         }
         let forbid_unknown = spec.get_item(1)?.extract()?;
-        Ok(VerdictPlan { plan: Plan { fields, forbid_unknown, rules }, memo: RwLock::new(vec![HashMap::default(); MAX_FIELDS]) })
+        Ok(VerdictPlan { plan: Plan::new(fields, forbid_unknown, rules), memo: RwLock::new(vec![HashMap::default(); MAX_FIELDS]) })
     }
 
     /// Remember pattern verdicts (field index, value, matches) for later scans.
