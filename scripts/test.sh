@@ -22,4 +22,5 @@ step "ruff check";  .venv/bin/ruff check stream_validator tests bench
 step "ruff format"; .venv/bin/ruff format --check stream_validator tests bench
 step "mypy --strict"; .venv/bin/mypy stream_validator
 step "import rules (import-linter)"; .venv/bin/lint-imports
+step "fuzz the native scanner (30 s)"; scripts/fuzz.sh 30 --quiet
 step "pytest"; .venv/bin/pytest "$@"
