@@ -30,6 +30,7 @@ from stream_validator.contracts.pattern import compile_pattern
 from stream_validator.contracts.rulespec import RuleAction
 from stream_validator.verify.recordchecks import Bounds
 from stream_validator.verify.report import QuarantinedRecord, Violation, ViolationKind
+from stream_validator.verify.structrules import text_of
 from stream_validator.verify.valuecheck import ValueCheck
 
 if TYPE_CHECKING:
@@ -122,7 +123,9 @@ def _spec(contract: SchemaContract) -> tuple[Any, ...]:
         window += timed
     rules = []
     for rule in contract.rules:
-        if not plain(rule.expr, rule.text_fields) or not rule.fields <= index.keys():
+        # The fields the verifier compares as strings (text_of: the contract's str
+        # declarations too, not only the rule's own).
+        if not plain(rule.expr, text_of(contract, rule)) or not rule.fields <= index.keys():
             raise UnplannableContract(f"rule {rule.name!r} is not a conjunction of comparisons")
         planned = [
             (
