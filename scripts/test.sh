@@ -30,4 +30,5 @@ trap 'rm -rf "$site"' EXIT
 step "docs (mkdocs build --strict)"
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$site"
 step "abi3 wheel without Rust"; bash scripts/wheel_check.sh
+step "fuzz the native scanner (30 s)"; scripts/fuzz.sh 30 --quiet
 step "pytest"; .venv/bin/pytest "$@"

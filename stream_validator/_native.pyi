@@ -2,7 +2,7 @@
 
 from collections.abc import Hashable, Sequence
 from datetime import datetime
-from typing import Self
+from typing import Any, Self
 
 from stream_validator.state.events import SymbolEvent
 
@@ -45,3 +45,18 @@ class SymbolState:
         quotes: Sequence[tuple[object, ...] | None] | None = None,
     ) -> list[tuple[int, tuple[SymbolEvent, ...]]]: ...
     def drop(self, partition: Hashable) -> int: ...
+
+def native_enabled() -> bool: ...
+
+class VerdictPlan:
+    """A flat contract compiled for the native verdict (built by verify.rustcore)."""
+
+    def __init__(self, spec: tuple[object, ...], /) -> None: ...
+    def learn(self, verdicts: list[tuple[int, str, bool]], /) -> None: ...
+    def scan(
+        self,
+        payloads: list[object],
+        windows: list[tuple[int | None, int | None]],
+        max_bytes: int,
+        /,
+    ) -> tuple[list[tuple[Any, ...]], list[int], list[int], int, list[tuple[int, str]]]: ...

@@ -48,7 +48,7 @@ _MICRO: Final = timedelta(microseconds=1)
 
 def native_wanted(environ: Mapping[str, str]) -> bool:
     """The native core is wanted: the environment does not say ``SV_NATIVE=0``."""
-    return environ.get(SWITCH, "1") != "0"
+    return environ.get(SWITCH, "1").strip() != "0"  # as native_enabled() reads it
 
 
 def native_state_available() -> bool:

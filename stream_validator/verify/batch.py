@@ -47,6 +47,8 @@ from stream_validator.verify.report import (
     Violation,
     ViolationKind,
 )
+from stream_validator.verify.rustcore import RustCheck
+from stream_validator.verify.rustcore import add_payloads as rust_payloads
 
 if TYPE_CHECKING:
     from stream_validator.verify.verifier import DataSchemaContractVerifier
@@ -78,6 +80,8 @@ class BatchAccumulator:
         "_quarantined",
         "_quarantined_count",
         "_rule_counts",
+        "_rust",
+        "_rust_windows",
         "_total",
         "_unknown",
         "_unknown_left_out",
@@ -112,6 +116,8 @@ class BatchAccumulator:
         self._inspector = verifier._inspector
         self._fast_check = verifier._fast_check
         self._native = verifier._native
+        self._rust = verifier._rust
+        self._rust_windows = RustCheck.windows(self._bounds) if self._rust is not None else []
         self._payloads_seen = False
         self._keep = keep_records
         self._total = 0
@@ -168,6 +174,8 @@ class BatchAccumulator:
         payload it accepted (read with the verifier's ``field_getter``), else None.
         """
         self._payloads_seen = True
+        if self._rust is not None:
+            return rust_payloads(self, self._rust, self._rust_windows, payloads, decoded)
         native = self._native
         out: list[QuarantinedRecord] = []
         chunk = CHUNK if native is None else native.chunk

@@ -19,6 +19,7 @@ from stream_validator.verify.nested import NestedInspector
 from stream_validator.verify.recordchecks import RecordChecks
 from stream_validator.verify.report import SchemaContractValidationReport
 from stream_validator.verify.rules import RecordInspector
+from stream_validator.verify.rustcore import RustCheck, native_enabled
 
 DEFAULT_MAX_PAYLOAD_BYTES = 1_048_576
 
@@ -28,8 +29,10 @@ class DataSchemaContractVerifier:
 
     Raises ValueError (ContractError) at construction for a malformed contract.
     Bad records never raise: they are quarantined with every violation listed.
-    Payloads take the native fast path (``native``) unless ``fast_path=False``; the
-    full rules decide every payload it does not accept, so reports are the same.
+    Payloads take the Rust verdict core (``rustcore``) when it can plan the contract and
+    ``native`` is not False (None: unless the environment sets ``SV_NATIVE=0``), else the
+    msgspec fast path (``native``), unless ``fast_path=False``; the full rules decide
+    every payload they do not settle, so reports are the same.
     """
 
     __slots__ = (
@@ -41,6 +44,7 @@ class DataSchemaContractVerifier:
         "_inspector",
         "_native",
         "_non_finite",
+        "_rust",
         "contract",
         "max_payload_bytes",
     )
@@ -51,6 +55,7 @@ class DataSchemaContractVerifier:
         max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES,
         *,
         fast_path: bool = True,
+        native: bool | None = None,
     ) -> None:
         check_contract(contract)
         if (
@@ -75,6 +80,9 @@ class DataSchemaContractVerifier:
         self._fast_check = compile_fast_check(contract)
         # fast_path=False: the full rules only (the reference in the differential test).
         self._native: NativeCheck | None = None
+        self._rust: RustCheck | None = None
+        if fast_path and (native_enabled() if native is None else native):
+            self._rust = RustCheck.of(contract, max_payload_bytes)
         if fast_path:
             try:
                 self._native = NativeCheck(contract, max_payload_bytes)
@@ -142,7 +150,9 @@ class DataSchemaContractVerifier:
         """Reads contract field ``names[0]`` of a Struct that ``validate_payloads`` put in
         ``decoded`` (of several names: the tuple of their values, as ``attrgetter``); None
         when there is no fast path (``decoded`` holds only None) or a name is not a field."""
-        return self._native.getter(*names) if self._native is not None else None
+        if self._native is None or self._rust is not None:  # the core hands out no Structs
+            return None
+        return self._native.getter(*names)
 
     def start_batch(
         self, *, keep_records: bool = True, now: datetime | None = None

@@ -221,7 +221,8 @@ def test_the_structs_are_read_not_the_payloads() -> None:
     JSON at all give the events of the real ones."""
     c = contract()
     assert c.state is not None
-    verifier = DataSchemaContractVerifier(c)
+    # The msgspec fast path hands out Structs (the native core does not: see below).
+    verifier = DataSchemaContractVerifier(c, native=False)
     types = {f.name: f.expected_type for f in c.fields}
     data = [p for p in payloads(400, 9) if b"-1.0" not in p and b"null" not in p]
     decoded: list[Any] = []
@@ -234,6 +235,19 @@ def test_the_structs_are_read_not_the_payloads() -> None:
     expected = [(n, e) for n, i in enumerate(kept) if (e := single.observe(0, data[i]))]
     assert expected
     assert found == expected
+
+
+def test_the_native_core_hands_out_no_structs() -> None:
+    """Through the native core ``decoded`` holds None for each payload and there is no
+    getter: the feed decodes what it needs (and gives the events it gives without one)."""
+    c = contract()
+    verifier = DataSchemaContractVerifier(c, native=True)
+    assert verifier._rust is not None
+    decoded: list[Any] = []
+    data = payloads(50, 3)
+    verifier.validate_payloads(data, decoded=decoded)
+    assert decoded == [None] * len(data)
+    assert verifier.field_getter("symbol") is None
 
 
 def test_without_a_fast_path_nothing_is_decoded_for_the_state() -> None:

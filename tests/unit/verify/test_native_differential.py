@@ -67,7 +67,9 @@ CONTRACTS = [
 
 
 def verifier_pair(contract: SchemaContract, chunk: int) -> tuple[object, object]:
-    fast = DataSchemaContractVerifier(contract, max_payload_bytes=600)
+    # native=False: this file holds the msgspec fast path to the rules (tests/unit/native
+    # holds the Rust core to them).
+    fast = DataSchemaContractVerifier(contract, max_payload_bytes=600, native=False)
     assert fast._native is not None  # the contract must be one the fast path handles
     fast._native.chunk = chunk
     full = DataSchemaContractVerifier(contract, max_payload_bytes=600, fast_path=False)

@@ -1,0 +1,109 @@
+"""Instructions per record of validate_payloads (native core and Python path) and of
+orjson.loads alone, counted by valgrind's callgrind: repeatable on a busy machine.
+
+Run: .venv/bin/python bench/callgrind_validate.py [--bad 0.01 0.10] [--variants ...]
+
+Each figure is (instructions for 30,000 records - instructions for 10,000) / 20,000, so
+start-up, imports and building the payloads cancel: every run builds the same 30,000
+payloads (bench_validate.make_payloads, the tick contract as shipped) and only how many
+of them are processed differs. Variants:
+
+* orjson: ``orjson.loads`` of each payload;
+* native: ``validate_payloads`` through the Rust verdict core (the default);
+* python: ``validate_payloads`` with the core off (``native=False``: the msgspec fast path
+  and the Python rules, as before the core).
+
+Needs valgrind on PATH. Prints one line per variant and bad fraction, then the ratios
+to orjson.loads (the issue's targets: >= 3.0x at 1 % bad, >= 1.5x at 10 % bad).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+SMALL, LARGE = 10_000, 30_000
+VARIANTS = ("orjson", "native", "python")
+
+
+def child(variant: str, bad: float, n: int) -> None:
+    """Build LARGE payloads, then process the first ``n`` with ``variant``."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import orjson
+    from bench_validate import TICK, make_payloads
+
+    from stream_validator import DataSchemaContractVerifier, load_contract
+
+    payloads, _ = make_payloads(LARGE, bad)
+    rows = payloads[:n]
+    if variant == "orjson":
+        loads = orjson.loads
+        for raw in rows:
+            try:  # noqa: SIM105 (suppress() would add a context manager to each count)
+                loads(raw)
+            except orjson.JSONDecodeError:
+                pass
+        return
+    verifier = DataSchemaContractVerifier(load_contract(TICK), native=variant == "native")
+    if variant == "native":
+        assert verifier._rust is not None, "the core did not plan the tick contract"
+    report = verifier.validate_payloads(rows)
+    assert report.total_records == n
+
+
+def instructions(variant: str, bad: float, n: int) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "callgrind.out")
+        subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--callgrind-out-file={out}",
+                sys.executable,
+                __file__,
+                "--child",
+                variant,
+                str(bad),
+                str(n),
+            ],
+            check=True,
+            capture_output=True,
+        )
+        text = Path(out).read_text()
+    match = re.search(r"^(?:summary|totals): (\d+)", text, re.MULTILINE)
+    assert match, "no totals in callgrind output"
+    return int(match.group(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bad", type=float, nargs="+", default=[0.01, 0.10])
+    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        variant, bad, n = args.child
+        child(variant, float(bad), int(n))
+        return
+    for bad in args.bad:
+        per: dict[str, float] = {}
+        for variant in args.variants:
+            small = instructions(variant, bad, SMALL)
+            large = instructions(variant, bad, LARGE)
+            per[variant] = (large - small) / (LARGE - SMALL)
+            print(
+                f"bad {bad:.0%}  {variant:7s} {per[variant]:9,.0f} instructions/record", flush=True
+            )
+        if "orjson" in per:
+            for variant, cost in per.items():
+                if variant != "orjson":
+                    print(f"bad {bad:.0%}  {variant:7s} {per['orjson'] / cost:.2f}x orjson.loads")
+
+
+if __name__ == "__main__":
+    main()

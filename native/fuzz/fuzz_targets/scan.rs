@@ -1,0 +1,111 @@
+//! The native verdict scanner on arbitrary bytes: it must return, never panic or hang.
+//!
+//! The scanner's modules are compiled in directly (no PyO3): the plan is the shipped tick
+//! contract's shape (every field type, bounds of both kinds, a pattern, lengths, allowed
+//! values, rules with division), judged with unknown fields reported and forbidden, with
+//! and without skew windows. Run by scripts/fuzz.sh.
+#![no_main]
+
+#[path = "../../src/verdict/mod.rs"]
+mod verdict;
+
+use libfuzzer_sys::fuzz_target;
+use verdict::rules::{Cmp, Expr, Link, Num, Rule};
+use verdict::{judge, Field, Outcome, Patterns, Plan, Ty};
+
+struct Alternate;
+
+impl Patterns for Alternate {
+    fn verdict(&self, _field: usize, value: &[u8]) -> Option<bool> {
+        // Known for some values (either way), unknown for the rest.
+        match value.len() % 3 {
+            0 => Some(true),
+            1 => Some(false),
+            _ => None,
+        }
+    }
+}
+
+fn field(name: &str, ty: Ty) -> Field {
+    Field {
+        name: name.as_bytes().to_vec(),
+        name_repr: format!("'{name}'"),
+        ty,
+        null_slot: None,
+        lo: None,
+        hi: None,
+        label: "x".into(),
+        require_tz: false,
+        window: None,
+        min_len: None,
+        max_len: None,
+        allowed_str: None,
+        allowed_int: None,
+        allowed_shown: String::new(),
+        pattern: false,
+        flag: false,
+    }
+}
+
+fn plan(forbid_unknown: bool) -> Plan {
+    let mut symbol = field("symbol", Ty::Str);
+    symbol.min_len = Some(1);
+    symbol.max_len = Some(8);
+    let mut exchange = field("exchange", Ty::Str);
+    exchange.pattern = true;
+    exchange.allowed_str = Some(vec![b"XNAS".to_vec(), b"ARCX".to_vec()]);
+    let mut ts = field("event_ts", Ty::Datetime);
+    ts.require_tz = true;
+    ts.window = Some(0);
+    let mut seq = field("seq", Ty::Int);
+    seq.lo = Some((Num::I(0), "0".into()));
+    seq.hi = Some((Num::Big(9.3e18), "9300000000000000000".into()));
+    seq.allowed_int = Some(vec![0, 1, 7]);
+    let mut price = field("price", Ty::Float);
+    price.lo = Some((Num::F(1e-9), "1e-09".into()));
+    price.hi = Some((Num::I(10_000_000), "10000000".into()));
+    let mut bid = field("bid", Ty::Float);
+    bid.null_slot = Some(0);
+    let mut live = field("live", Ty::Bool);
+    live.null_slot = Some(1);
+    live.flag = true;
+    let fields = vec![symbol, exchange, ts, seq, price, bid, live];
+    let f = |i: usize| Box::new(Expr::Field(i));
+    let rules = vec![
+        Rule {
+            links: vec![Link { left: *f(5), op: Cmp::Le, right: *f(4), fields: vec![4, 5] }],
+            deps: 0b110000,
+            flag: false,
+        },
+        Rule {
+            links: vec![Link {
+                left: Expr::Bin(b'/', f(4), Box::new(Expr::Bin(b'-', f(3), Box::new(Expr::Const(Num::I(1)))))),
+                op: Cmp::Ne,
+                right: Expr::Neg(f(5)),
+                fields: vec![3, 4, 5],
+            }],
+            deps: 0b111000,
+            flag: true,
+        },
+    ];
+    Plan::new(fields, forbid_unknown, rules)
+}
+
+fuzz_target!(|data: &[u8]| {
+    let plans = [plan(false), plan(true)];
+    let windows = [(Some(0i64), Some(2_000_000_000_000_000i64))];
+    let mut unknown = Vec::new();
+    let mut vals = Vec::new();
+    for p in &plans {
+        for w in [&windows[..], &[][..]] {
+            let out = judge(p, data, w, &Alternate, &mut unknown, &mut vals);
+            if let Outcome::Valid { .. } | Outcome::Bad(_) = out {
+                // Only a JSON object is ever judged natively.
+                let first = data.iter().find(|c| !b" \t\r\n".contains(c));
+                assert_eq!(first, Some(&b'{'));
+            } else {
+                assert!(unknown.is_empty());
+            }
+        }
+    }
+});

@@ -1,0 +1,476 @@
+//! The per-record verdict of a flat contract, natively (pure Rust, no Python).
+//!
+//! `judge` reads one payload and returns the verdict `verify.batch` would reach: valid
+//! (with its null slots and the flag rules it broke), quarantined with its violations
+//! (same order, kinds and texts as `verify.rules`), or `Defer` when anything falls outside
+//! what is proven equal here; a deferred record is judged by the Python rules.
+
+pub mod isotime;
+pub mod json;
+pub mod render;
+pub mod rules;
+
+use json::{Decline, Reader, Val};
+use rules::{Num, Rule, Verdict};
+
+/// Fields and rules per plan are bitmasks of this many bits.
+pub const MAX_FIELDS: usize = 64;
+/// Python's `MAX_NAMED_VIOLATIONS` and `MAX_KEY_CHARS`: past them, Python words it.
+pub const MAX_NAMED: usize = 50;
+pub const MAX_KEY_BYTES: usize = 256;
+/// A pattern verdict is remembered for values up to this many bytes.
+pub const PATTERN_VALUE_BYTES: usize = 64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ty {
+    Float,
+    Int,
+    Str,
+    Bool,
+    Datetime,
+}
+
+/// Violation kinds, by their index in `verify.rustcore.KINDS`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Missing = 0,
+    Null = 1,
+    Mismatch = 2,
+    BelowMin = 3,
+    AboveMax = 4,
+    Unknown = 5,
+    NotAllowed = 6,
+    TooShort = 7,
+    TooLong = 8,
+}
+
+#[derive(Debug, Clone)]
+pub struct Field {
+    pub name: Vec<u8>,
+    /// `repr(name)`, as the messages quote it.
+    pub name_repr: String,
+    pub ty: Ty,
+    /// The slot of its null count; None when not nullable.
+    pub null_slot: Option<usize>,
+    /// Bounds with their `repr`.
+    pub lo: Option<(Num, String)>,
+    pub hi: Option<(Num, String)>,
+    /// "float", "datetime with a UTC offset", ...
+    pub label: String,
+    pub require_tz: bool,
+    /// Its index among the skew windows the caller passes to `judge`.
+    pub window: Option<usize>,
+    pub min_len: Option<usize>,
+    pub max_len: Option<usize>,
+    pub allowed_str: Option<Vec<Vec<u8>>>,
+    pub allowed_int: Option<Vec<i64>>,
+    pub allowed_shown: String,
+    pub pattern: bool,
+    /// Action flag: any violation of it defers the record (Python words flagged ones).
+    pub flag: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub fields: Vec<Field>,
+    pub forbid_unknown: bool,
+    pub rules: Vec<Rule>,
+    /// The compact form's bytes before each field's value (`{"a":`, `,"b":`), then `}`.
+    plain: Vec<Vec<u8>>,
+}
+
+impl Plan {
+    pub fn new(fields: Vec<Field>, forbid_unknown: bool, rules: Vec<Rule>) -> Self {
+        let mut plain: Vec<Vec<u8>> = fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let mut lit = vec![if i == 0 { b'{' } else { b',' }, b'"'];
+                lit.extend_from_slice(&f.name);
+                lit.extend_from_slice(b"\":");
+                lit
+            })
+            .collect();
+        plain.push(b"}".to_vec());
+        Plan { fields, forbid_unknown, rules, plain }
+    }
+}
+
+/// `buf[at..]` starts with `lit`: eight bytes at a time.
+#[inline]
+fn starts(buf: &[u8], at: usize, lit: &[u8]) -> bool {
+    let Some(part) = buf.get(at..at + lit.len()) else { return false };
+    let mut i = 0;
+    while i + 8 <= lit.len() {
+        let a = u64::from_le_bytes(part[i..i + 8].try_into().expect("eight bytes"));
+        let b = u64::from_le_bytes(lit[i..i + 8].try_into().expect("eight bytes"));
+        if a != b {
+            return false;
+        }
+        i += 8;
+    }
+    part[i..] == lit[i..]
+}
+
+/// The common form: every declared key once, in order, compact, scalar values. False
+/// (with `vals` partly filled) when the payload is not in it: the general reader then runs.
+fn read_plain<'a>(plan: &Plan, buf: &'a [u8], vals: &mut [Option<Val<'a>>]) -> bool {
+    if plan.fields.is_empty() {
+        return false; // `{}`: the general reader
+    }
+    let mut r = Reader { buf, at: 0 };
+    for (i, lit) in plan.plain[..plan.fields.len()].iter().enumerate() {
+        if !starts(buf, r.at, lit) {
+            return false;
+        }
+        r.at += lit.len();
+        let value = match r.peek() {
+            Some(b'"') => r.string().map(Val::Str),
+            Some(b'-' | b'0'..=b'9') => r.number(),
+            Some(b'n' | b't' | b'f') => r.value(0),
+            _ => return false,
+        };
+        match value {
+            Ok(v) => vals[i] = Some(v),
+            Err(_) => return false,
+        }
+    }
+    r.at + 1 == buf.len() && buf[r.at] == b'}'
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Violation {
+    pub field: Option<String>,
+    pub kind: Kind,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Valid: the nullable slots that were null, the flag rules broken (bitmasks).
+    Valid { nulls: u64, flags: u64 },
+    Bad(Vec<Violation>),
+    Defer,
+    /// A pattern verdict is not known yet for (field, value): learn it, then judge again.
+    Pending(usize, Vec<u8>),
+}
+
+/// A skew window resolved at the time of validation, in microseconds since the epoch.
+pub type Window = (Option<i64>, Option<i64>);
+
+/// What a pattern says of a value (None: not known yet).
+pub trait Patterns {
+    fn verdict(&self, field: usize, value: &[u8]) -> Option<bool>;
+}
+
+/// One record: its outcome, and its undeclared keys in order (Valid and Bad only).
+/// `vals`: scratch space, reused from record to record.
+pub fn judge<'a, P: Patterns + ?Sized>(
+    plan: &Plan,
+    buf: &'a [u8],
+    windows: &[Window],
+    patterns: &P,
+    unknown: &mut Vec<&'a [u8]>,
+    vals: &mut Vec<Option<Val<'a>>>,
+) -> Outcome {
+    unknown.clear();
+    vals.clear();
+    vals.resize(plan.fields.len(), None);
+    if !read_plain(plan, buf, vals) {
+        vals.fill(None);
+        if read_object(plan, buf, vals, unknown).is_err() {
+            unknown.clear();
+            return Outcome::Defer;
+        }
+    }
+    let out = check(plan, vals, windows, patterns, unknown);
+    if !matches!(out, Outcome::Valid { .. } | Outcome::Bad(_)) {
+        unknown.clear();
+    }
+    out
+}
+
+fn read_object<'a>(
+    plan: &Plan,
+    buf: &'a [u8],
+    vals: &mut [Option<Val<'a>>],
+    unknown: &mut Vec<&'a [u8]>,
+) -> Result<(), Decline> {
+    let mut r = Reader::new(buf)?;
+    r.ws();
+    r.expect(b'{')?; // not an object: Python words it
+    r.ws();
+    let fields = &plan.fields;
+    let mut hint = 0;
+    if r.peek() == Some(b'}') {
+        r.at += 1;
+    } else {
+        loop {
+            r.ws();
+            // Keys usually come in the declared order: try the next one in place first.
+            let found = if hint < fields.len() && r.key_is(&fields[hint].name) {
+                Some(hint)
+            } else {
+                let key = r.string()?;
+                let found = fields.iter().position(|f| f.name == key);
+                if found.is_none() {
+                    if key.len() > MAX_KEY_BYTES || unknown.len() >= MAX_NAMED || unknown.contains(&key)
+                    {
+                        return Err(Decline);
+                    }
+                    unknown.push(key);
+                }
+                found
+            };
+            r.ws();
+            r.expect(b':')?;
+            r.ws();
+            let value = r.value(0)?;
+            if let Some(i) = found {
+                if vals[i].is_some() {
+                    return Err(Decline); // a repeated key: Python words it
+                }
+                vals[i] = Some(value);
+                hint = i + 1;
+            }
+            r.ws();
+            match r.peek() {
+                Some(b',') => r.at += 1,
+                Some(b'}') => {
+                    r.at += 1;
+                    break;
+                }
+                _ => return Err(Decline),
+            }
+        }
+    }
+    r.ws();
+    if r.at != buf.len() {
+        return Err(Decline);
+    }
+    Ok(())
+}
+
+/// `value < bound` (`below`) or `value > bound`, exactly as Python compares; None: unsure.
+fn beyond(value: Num, bound: Num, below: bool) -> Option<bool> {
+    let op = if below { rules::Cmp::Lt } else { rules::Cmp::Gt };
+    rules::compare(op, value, bound)
+}
+
+struct Found {
+    violations: Vec<Violation>,
+    failed: u64,
+}
+
+impl Found {
+    fn add(&mut self, i: usize, f: &Field, kind: Kind, message: String) {
+        self.failed |= 1 << i;
+        self.violations.push(Violation {
+            field: Some(String::from_utf8_lossy(&f.name).into_owned()),
+            kind,
+            message,
+        });
+    }
+}
+
+fn mismatch(found: &mut Found, i: usize, f: &Field, v: &Val<'_>) -> Option<()> {
+    let text = render::show(v)?;
+    let message = format!(
+        "field {}: expected {}, got {} {}",
+        f.name_repr,
+        f.label,
+        render::type_label(v),
+        text
+    );
+    found.add(i, f, Kind::Mismatch, message);
+    Some(())
+}
+
+/// The checks of one field with a value (not null); None: defer the record.
+fn check_value<P: Patterns + ?Sized>(
+    found: &mut Found,
+    i: usize,
+    f: &Field,
+    v: Val<'_>,
+    patterns: &P,
+) -> Result<(), Outcome> {
+    let defer = || Outcome::Defer;
+    let num = match (f.ty, v) {
+        (Ty::Float, Val::Float(x)) => Num::F(x),
+        (Ty::Float | Ty::Int, Val::Int(x)) => Num::I(x),
+        (Ty::Bool, Val::Bool(_)) => return Ok(()),
+        (Ty::Str, Val::Str(s)) => return check_text(found, i, f, s, patterns),
+        (Ty::Datetime, Val::Str(s)) => {
+            return match isotime::parse(s) {
+                isotime::Parsed::Moment { aware, .. } if aware || !f.require_tz => Ok(()),
+                isotime::Parsed::Unsure => Err(defer()),
+                _ => mismatch(found, i, f, &v).ok_or_else(defer),
+            }
+        }
+        _ => return mismatch(found, i, f, &v).ok_or_else(defer),
+    };
+    let shown = || render::show(&v).ok_or_else(defer);
+    if let Some((lo, repr)) = &f.lo {
+        if beyond(num, *lo, true).ok_or_else(defer)? {
+            let message = format!("field {}: {} is below min_value {}", f.name_repr, shown()?, repr);
+            found.add(i, f, Kind::BelowMin, message);
+            return Ok(());
+        }
+    }
+    if let Some((hi, repr)) = &f.hi {
+        if beyond(num, *hi, false).ok_or_else(defer)? {
+            let message = format!("field {}: {} is above max_value {}", f.name_repr, shown()?, repr);
+            found.add(i, f, Kind::AboveMax, message);
+            return Ok(());
+        }
+    }
+    if let (Some(allowed), Num::I(x)) = (&f.allowed_int, num) {
+        if !allowed.contains(&x) {
+            not_allowed(found, i, f, shown()?);
+        }
+    }
+    Ok(())
+}
+
+fn not_allowed(found: &mut Found, i: usize, f: &Field, shown: String) {
+    let message = format!(
+        "field {}: {} is not one of the allowed values ({})",
+        f.name_repr, shown, f.allowed_shown
+    );
+    found.add(i, f, Kind::NotAllowed, message);
+}
+
+/// `ValueCheck.violation` of a str value: lengths, pattern, allowed (one violation).
+fn check_text<P: Patterns + ?Sized>(
+    found: &mut Found,
+    i: usize,
+    f: &Field,
+    s: &[u8],
+    patterns: &P,
+) -> Result<(), Outcome> {
+    let size = s.iter().filter(|&&c| (c & 0xC0) != 0x80).count(); // code points
+    let shown = || render::show(&Val::Str(s)).ok_or(Outcome::Defer);
+    if let Some(min) = f.min_len {
+        if size < min {
+            let message = format!(
+                "field {}: {} has {} characters, fewer than min_length {}",
+                f.name_repr,
+                shown()?,
+                size,
+                min
+            );
+            found.add(i, f, Kind::TooShort, message);
+            return Ok(());
+        }
+    }
+    if let Some(max) = f.max_len {
+        if size > max {
+            let message = format!(
+                "field {}: {} has {} characters, more than max_length {}",
+                f.name_repr,
+                shown()?,
+                size,
+                max
+            );
+            found.add(i, f, Kind::TooLong, message);
+            return Ok(());
+        }
+    }
+    if f.pattern {
+        match patterns.verdict(i, s) {
+            Some(true) => {}
+            Some(false) => return Err(Outcome::Defer), // Python words a mismatch
+            None if s.len() <= PATTERN_VALUE_BYTES => return Err(Outcome::Pending(i, s.to_vec())),
+            None => return Err(Outcome::Defer),
+        }
+    }
+    if let Some(allowed) = &f.allowed_str {
+        if !allowed.iter().any(|a| a.as_slice() == s) {
+            not_allowed(found, i, f, shown()?);
+        }
+    }
+    Ok(())
+}
+
+fn check<P: Patterns + ?Sized>(
+    plan: &Plan,
+    vals: &[Option<Val<'_>>],
+    windows: &[Window],
+    patterns: &P,
+    unknown: &[&[u8]],
+) -> Outcome {
+    let mut found = Found { violations: Vec::new(), failed: 0 };
+    let mut nulls = 0u64;
+    for (i, f) in plan.fields.iter().enumerate() {
+        let before = found.violations.len();
+        match vals[i] {
+            None => {
+                let message = format!("missing required field {}", f.name_repr);
+                found.add(i, f, Kind::Missing, message);
+            }
+            Some(Val::Null) => match f.null_slot {
+                Some(slot) => nulls |= 1 << slot,
+                None => {
+                    let message = format!("field {} is null but is not nullable", f.name_repr);
+                    found.add(i, f, Kind::Null, message);
+                }
+            },
+            Some(v) => {
+                if let Err(out) = check_value(&mut found, i, f, v, patterns) {
+                    return out;
+                }
+            }
+        }
+        if f.flag && found.violations.len() > before {
+            return Outcome::Defer; // a flagged field's violation: Python words it
+        }
+    }
+    if plan.forbid_unknown {
+        for key in unknown {
+            let Some(shown) = render::show(&Val::Str(key)) else {
+                return Outcome::Defer;
+            };
+            found.violations.push(Violation {
+                field: Some(String::from_utf8_lossy(key).into_owned()),
+                kind: Kind::Unknown,
+                message: format!("undeclared field {shown} (the contract forbids unknown fields)"),
+            });
+        }
+    }
+    if !windows.is_empty() {
+        for (i, f) in plan.fields.iter().enumerate() {
+            let (Some(w), Some(Val::Str(s))) = (f.window, vals[i]) else { continue };
+            if found.failed & (1 << i) != 0 {
+                continue;
+            }
+            let isotime::Parsed::Moment { micros, .. } = isotime::parse(s) else {
+                return Outcome::Defer;
+            };
+            let (lo, hi) = windows[w];
+            if lo.is_some_and(|lo| micros < lo) || hi.is_some_and(|hi| micros > hi) {
+                return Outcome::Defer; // out of range: Python words it
+            }
+        }
+    }
+    let mut flags = 0u64;
+    for (k, rule) in plan.rules.iter().enumerate() {
+        if rule.deps & found.failed != 0 {
+            continue;
+        }
+        match rules::judge(rule, vals) {
+            Verdict::Holds => {}
+            Verdict::Fails if rule.flag => flags |= 1 << k,
+            _ => return Outcome::Defer, // unsure, or a rule violation Python words
+        }
+    }
+    if found.violations.is_empty() {
+        Outcome::Valid { nulls, flags }
+    } else if flags != 0 {
+        Outcome::Defer // a quarantined record lists its flag rules: Python words them
+    } else {
+        Outcome::Bad(found.violations)
+    }
+}
+
+#[cfg(not(fuzzing))]
+pub mod py;

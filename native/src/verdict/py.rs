@@ -1,0 +1,317 @@
+//! The Python face of the native verdict: `VerdictPlan(spec)` and its `scan`.
+//!
+//! The boundary is narrow: a chunk of payloads in; out, the events of the records that
+//! are not simply valid (in order), the null counts and flag-rule counts of the valid
+//! ones, and the pattern values to learn. The GIL is released while the chunk is read; a
+//! panic while judging one record makes that record a `validator_error` event.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::RwLock;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyTuple};
+
+use super::rules::{Cmp, Expr, Link, Num, Rule};
+use super::{judge, Field, Outcome, Patterns, Plan, Ty, Window, MAX_FIELDS};
+
+/// Pattern verdicts remembered per plan (as `ValueCheck`'s memo bounds its own).
+const PATTERN_MEMO: usize = 4096;
+
+pub const VALID_UNKNOWN: u8 = 0;
+pub const BAD: u8 = 1;
+pub const DEFER: u8 = 2;
+pub const PANIC: u8 = 4;
+
+/// FNV-1a: the memo's keys are short values from the payloads, hashed once per record;
+/// SipHash's flood resistance buys nothing for a table bounded at `PATTERN_MEMO` entries.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// Per field (by index), the pattern verdicts learnt from Python's `re`.
+type Memo = Vec<HashMap<Vec<u8>, bool, BuildHasherDefault<Fnv>>>;
+
+struct Memory<'m>(&'m Memo);
+
+impl Patterns for Memory<'_> {
+    fn verdict(&self, field: usize, value: &[u8]) -> Option<bool> {
+        self.0.get(field)?.get(value).copied()
+    }
+}
+
+#[pyclass(frozen, module = "stream_validator._native")]
+pub struct VerdictPlan {
+    plan: Plan,
+    memo: RwLock<Memo>,
+}
+
+fn num(value: &Bound<'_, PyAny>) -> PyResult<Num> {
+    if let Ok(i) = value.extract::<i64>() {
+        return Ok(Num::I(i));
+    }
+    if value.is_instance_of::<pyo3::types::PyFloat>() {
+        return Ok(Num::F(value.extract::<f64>()?));
+    }
+    if value.is_instance_of::<pyo3::types::PyInt>() {
+        // Beyond i64: its nearest double (float() rounds half-even; past ~1e308 refused).
+        let f: f64 = value.call_method0("__float__")?.extract()?;
+        return Ok(Num::Big(f));
+    }
+    Err(PyValueError::new_err("a number the native plan cannot hold exactly"))
+}
+
+fn bound(value: &Bound<'_, PyAny>, repr: String) -> PyResult<Option<(Num, String)>> {
+    if value.is_none() {
+        return Ok(None);
+    }
+    Ok(Some((num(value)?, repr)))
+}
+
+fn index(value: i64) -> Option<usize> {
+    usize::try_from(value).ok()
+}
+
+fn expr(node: &Bound<'_, PyTuple>) -> PyResult<Expr> {
+    let tag: String = node.get_item(0)?.extract()?;
+    Ok(match tag.as_str() {
+        "f" => Expr::Field(node.get_item(1)?.extract()?),
+        "c" => Expr::Const(num(&node.get_item(1)?)?),
+        "neg" => Expr::Neg(Box::new(expr(node.get_item(1)?.downcast()?)?)),
+        "bin" => {
+            let op: String = node.get_item(1)?.extract()?;
+            let op = match op.as_str() {
+                "+" | "-" | "*" | "/" => op.as_bytes()[0],
+                _ => return Err(PyValueError::new_err("unknown operator")),
+            };
+            let l = expr(node.get_item(2)?.downcast()?)?;
+            let r = expr(node.get_item(3)?.downcast()?)?;
+            Expr::Bin(op, Box::new(l), Box::new(r))
+        }
+        _ => return Err(PyValueError::new_err("unknown expression node")),
+    })
+}
+
+fn field(spec: &Bound<'_, PyTuple>) -> PyResult<Field> {
+    let item = |i: usize| spec.get_item(i);
+    let ty = match item(2)?.extract::<u8>()? {
+        0 => Ty::Float,
+        1 => Ty::Int,
+        2 => Ty::Str,
+        3 => Ty::Bool,
+        4 => Ty::Datetime,
+        _ => return Err(PyValueError::new_err("unknown field type")),
+    };
+    let strings = |i: usize| -> PyResult<Option<Vec<Vec<u8>>>> {
+        let v: Option<Vec<String>> = item(i)?.extract()?;
+        Ok(v.map(|v| v.into_iter().map(String::into_bytes).collect()))
+    };
+    let size = |i: usize| -> PyResult<Option<usize>> { Ok(index(item(i)?.extract()?)) };
+    Ok(Field {
+        name: item(0)?.extract::<String>()?.into_bytes(),
+        name_repr: item(1)?.extract()?,
+        ty,
+        null_slot: index(item(3)?.extract()?),
+        lo: bound(&item(4)?, item(5)?.extract()?)?,
+        hi: bound(&item(6)?, item(7)?.extract()?)?,
+        label: item(8)?.extract()?,
+        require_tz: item(9)?.extract()?,
+        window: size(10)?,
+        min_len: size(11)?,
+        max_len: size(12)?,
+        allowed_str: strings(13)?,
+        allowed_int: item(14)?.extract()?,
+        allowed_shown: item(15)?.extract()?,
+        pattern: item(16)?.extract()?,
+        flag: item(17)?.extract()?,
+    })
+}
+
+fn rule(spec: &Bound<'_, PyTuple>) -> PyResult<Rule> {
+    let mut links = Vec::new();
+    for link in spec.get_item(0)?.downcast::<PyList>()?.iter() {
+        let link = link.downcast::<PyTuple>()?;
+        let op: String = link.get_item(1)?.extract()?;
+        links.push(Link {
+            left: expr(link.get_item(0)?.downcast()?)?,
+            op: Cmp::parse(&op).ok_or_else(|| PyValueError::new_err("unknown comparison"))?,
+            right: expr(link.get_item(2)?.downcast()?)?,
+            fields: link.get_item(3)?.extract()?,
+        });
+    }
+    let deps: Vec<usize> = spec.get_item(1)?.extract()?;
+    if deps.iter().any(|&d| d >= MAX_FIELDS) {
+        return Err(PyValueError::new_err("too many fields"));
+    }
+    Ok(Rule { links, deps: deps.iter().fold(0, |m, &d| m | 1 << d), flag: spec.get_item(2)?.extract()? })
+}
+
+/// Payload bytes borrowed from the caller's list, which keeps them alive during `scan`.
+struct Borrowed(Vec<Option<(*const u8, usize)>>);
+// SAFETY: bytes objects are immutable and the list holding them outlives the scan.
+unsafe impl Send for Borrowed {}
+
+enum Event<'a> {
+    Unknown(usize, Vec<&'a [u8]>),
+    Bad(usize, Vec<super::Violation>, Vec<&'a [u8]>),
+    Defer(usize),
+    Panic(usize),
+}
+
+#[pymethods]
+impl VerdictPlan {
+    /// `spec`: (fields, forbid_unknown, rules), built by `verify.rustcore`.
+    #[new]
+    fn new(spec: &Bound<'_, PyTuple>) -> PyResult<Self> {
+        let fields: Vec<Field> = spec
+            .get_item(0)?
+            .downcast::<PyList>()?
+            .iter()
+            .map(|f| field(f.downcast()?))
+            .collect::<PyResult<_>>()?;
+        let rules: Vec<Rule> = spec
+            .get_item(2)?
+            .downcast::<PyList>()?
+            .iter()
+            .map(|r| rule(r.downcast()?))
+            .collect::<PyResult<_>>()?;
+        if fields.len() > MAX_FIELDS || rules.len() > MAX_FIELDS {
+            return Err(PyValueError::new_err("too many fields or rules for a native plan"));
+        }
+        let forbid_unknown = spec.get_item(1)?.extract()?;
+        Ok(VerdictPlan { plan: Plan::new(fields, forbid_unknown, rules), memo: RwLock::new(vec![HashMap::default(); MAX_FIELDS]) })
+    }
+
+    /// Remember pattern verdicts (field index, value, matches) for later scans.
+    fn learn(&self, verdicts: Vec<(usize, String, bool)>) {
+        let mut memo = self.memo.write().unwrap_or_else(|e| e.into_inner());
+        for (field, value, matches) in verdicts {
+            if let Some(known) = memo.get_mut(field) {
+                if known.len() < PATTERN_MEMO {
+                    known.insert(value.into_bytes(), matches);
+                }
+            }
+        }
+    }
+
+    /// Judge a chunk: (events, null counts, flag-rule counts, flagged records, pending).
+    fn scan<'py>(
+        &self,
+        py: Python<'py>,
+        payloads: &Bound<'py, PyList>,
+        windows: Vec<Window>,
+        max_bytes: usize,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let borrowed = Borrowed(
+            payloads
+                .iter()
+                .map(|p| match p.downcast_exact::<PyBytes>() {
+                    Ok(b) if b.as_bytes().len() <= max_bytes => {
+                        Some((b.as_bytes().as_ptr(), b.as_bytes().len()))
+                    }
+                    _ => None,
+                })
+                .collect(),
+        );
+        let slots = self.plan.fields.iter().filter(|f| f.null_slot.is_some()).count();
+        let (events, nulls, flags, flagged, pending) = py.allow_threads(move || {
+            let borrowed = borrowed;
+            let memo = self.memo.read().unwrap_or_else(|e| e.into_inner());
+            let memory = Memory(&memo);
+            let mut nulls = vec![0u64; slots];
+            let mut flags = vec![0u64; self.plan.rules.len()];
+            let mut flagged = 0u64;
+            let mut events = Vec::new();
+            let mut pending: Vec<(usize, Vec<u8>)> = Vec::new();
+            let mut unknown = Vec::new();
+            let mut vals = Vec::with_capacity(self.plan.fields.len());
+            for (pos, item) in borrowed.0.iter().enumerate() {
+                let Some((ptr, len)) = *item else {
+                    events.push(Event::Defer(pos));
+                    continue;
+                };
+                // SAFETY: see `Borrowed`.
+                let buf: &[u8] = unsafe { std::slice::from_raw_parts(ptr, len) };
+                let judged = catch_unwind(AssertUnwindSafe(|| {
+                    judge(&self.plan, buf, &windows, &memory, &mut unknown, &mut vals)
+                }));
+                match judged {
+                    Err(_) => {
+                        unknown.clear();
+                        events.push(Event::Panic(pos));
+                    }
+                    Ok(Outcome::Valid { nulls: n, flags: f }) => {
+                        for (slot, count) in nulls.iter_mut().enumerate() {
+                            *count += (n >> slot) & 1;
+                        }
+                        if f != 0 {
+                            flagged += 1;
+                            for (k, count) in flags.iter_mut().enumerate() {
+                                *count += (f >> k) & 1;
+                            }
+                        }
+                        if !unknown.is_empty() {
+                            events.push(Event::Unknown(pos, std::mem::take(&mut unknown)));
+                        }
+                    }
+                    Ok(Outcome::Bad(violations)) => {
+                        events.push(Event::Bad(pos, violations, std::mem::take(&mut unknown)));
+                    }
+                    Ok(Outcome::Pending(field, value)) => {
+                        if !pending.iter().any(|(f, v)| *f == field && *v == value) {
+                            pending.push((field, value));
+                        }
+                        events.push(Event::Defer(pos));
+                    }
+                    Ok(Outcome::Defer) => events.push(Event::Defer(pos)),
+                }
+            }
+            (events, nulls, flags, flagged, pending)
+        });
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        let out = PyList::empty(py);
+        for event in events {
+            let item = match event {
+                Event::Unknown(pos, names) => {
+                    let names: Vec<String> = names.into_iter().map(text).collect();
+                    (pos, VALID_UNKNOWN, names).into_pyobject(py)?.into_any()
+                }
+                Event::Bad(pos, violations, names) => {
+                    let violations: Vec<(Option<String>, u8, String)> = violations
+                        .into_iter()
+                        .map(|v| (v.field, v.kind as u8, v.message))
+                        .collect();
+                    let names: Vec<String> = names.into_iter().map(text).collect();
+                    (pos, BAD, violations, names).into_pyobject(py)?.into_any()
+                }
+                Event::Defer(pos) => (pos, DEFER).into_pyobject(py)?.into_any(),
+                Event::Panic(pos) => (pos, PANIC).into_pyobject(py)?.into_any(),
+            };
+            out.append(item)?;
+        }
+        let pending: Vec<(usize, String)> = pending.into_iter().map(|(f, v)| (f, text(&v))).collect();
+        (out, nulls, flags, flagged, pending).into_pyobject(py)
+    }
+}
+
+/// False when the environment sets `SV_NATIVE=0`: the verifier then takes the Python path
+/// (the switch lives here, outside the pure Python verifier, which reads no environment).
+#[pyfunction]
+pub fn native_enabled() -> bool {
+    std::env::var("SV_NATIVE").map_or(true, |v| v.trim() != "0")
+}

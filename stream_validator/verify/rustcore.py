@@ -1,0 +1,242 @@
+"""The Rust verdict core (``stream_validator._native``): the whole per-record verdict of
+a flat contract, violations included, with the GIL released. PURE.
+
+``RustCheck.of(contract)`` compiles the contract into a native plan once; ``add_payloads``
+feeds a ``BatchAccumulator`` chunk by chunk. Per record the core returns the verdict the
+Python rules reach: valid (its null slots and the flag rules it broke, counted natively),
+quarantined with its violations (same order, kinds and texts), or *deferred*. A deferred
+record is judged by the Python rules (``BatchAccumulator._full_payload``), whose verdict
+is final; the core defers whatever it cannot prove equal: undecodable or non-object
+payloads, escapes, duplicate keys, ints past 64 bits or arithmetic past 2**53, datetimes
+outside the plain ISO form, a skew window crossed, a broken quarantine rule, a flagged
+field's breach, a pattern mismatch (a pattern's verdicts come from Python's ``re`` and are
+remembered per value). Contracts it cannot plan at all (nested fields, rules with
+``or``/``not``/``in``/strings/``when``, numbers a 64-bit plan cannot hold) return None from
+``RustCheck.of`` and keep the msgspec fast path. The differential test
+(tests/unit/native/) holds the core to the Python rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, Final
+
+from stream_validator import _native
+from stream_validator.contracts.expr_eval import links, plain
+from stream_validator.contracts.exprtree import BinOp, Const, Expr, Field, Neg, fields_of
+from stream_validator.contracts.model import FieldSpec, SchemaContract, type_name
+from stream_validator.contracts.pattern import compile_pattern
+from stream_validator.contracts.rulespec import RuleAction
+from stream_validator.verify.recordchecks import Bounds
+from stream_validator.verify.report import QuarantinedRecord, Violation, ViolationKind
+from stream_validator.verify.structrules import text_of
+from stream_validator.verify.valuecheck import ValueCheck
+
+if TYPE_CHECKING:
+    from stream_validator.verify.batch import BatchAccumulator
+
+__all__ = ["CHUNK", "RustCheck", "add_payloads", "native_enabled"]
+
+#: Payloads per native call: the GIL is released for one chunk at a time.
+CHUNK: Final = 256
+#: The violation kinds by the core's codes (native/src/verdict/mod.rs ``Kind``).
+KINDS: Final = (
+    ViolationKind.MISSING_FIELD,
+    ViolationKind.NULL_VALUE,
+    ViolationKind.TYPE_MISMATCH,
+    ViolationKind.BELOW_MIN,
+    ViolationKind.ABOVE_MAX,
+    ViolationKind.UNKNOWN_FIELD,
+    ViolationKind.NOT_ALLOWED,
+    ViolationKind.TOO_SHORT,
+    ViolationKind.TOO_LONG,
+)
+_VALID_UNKNOWN, _BAD, _DEFER, _PANIC = 0, 1, 2, 4
+_TYPES: Final = {float: 0, int: 1, str: 2, bool: 3, datetime: 4}
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_MICRO: Final = timedelta(microseconds=1)
+
+
+def native_enabled() -> bool:
+    """False when the environment sets ``SV_NATIVE=0`` (read by the core itself)."""
+    return _native.native_enabled()
+
+
+class UnplannableContract(ValueError):
+    """The contract uses something the native plan does not hold."""
+
+
+def _expr(node: Expr, index: dict[str, int]) -> tuple[Any, ...]:
+    if isinstance(node, Field):
+        return ("f", index[node.name])
+    if isinstance(node, Const):
+        return ("c", node.value)
+    if isinstance(node, Neg):
+        return ("neg", _expr(node.operand, index))
+    if isinstance(node, BinOp):
+        return ("bin", node.op, _expr(node.left, index), _expr(node.right, index))
+    raise UnplannableContract(f"expression node {type(node).__name__}")
+
+
+def _field(spec: FieldSpec, slot: int, window: int) -> tuple[Any, ...]:
+    tp = spec.expected_type
+    if any(c in '"\\' or c < " " for c in spec.name):
+        raise UnplannableContract("a field name the core reads only as an escape")
+    if tp not in _TYPES:
+        raise UnplannableContract(f"field type {type_name(tp)}")
+    if spec.allowed is not None and tp not in (str, int):
+        raise UnplannableContract("allowed values on a field that is not str or int")
+    values = ValueCheck.of(spec)
+    allowed = spec.allowed
+    return (
+        spec.name,
+        repr(spec.name),
+        _TYPES[tp],
+        slot,
+        spec.min_value,
+        repr(spec.min_value),
+        spec.max_value,
+        repr(spec.max_value),
+        type_name(tp) + (" with a UTC offset" if spec.require_timezone else ""),
+        spec.require_timezone,
+        window,
+        -1 if spec.min_length is None else spec.min_length,
+        -1 if spec.max_length is None else spec.max_length,
+        list(allowed) if allowed is not None and tp is str else None,
+        list(allowed) if allowed is not None and tp is int else None,
+        values.shown if values is not None else "",
+        spec.pattern is not None,
+        spec.action == RuleAction.FLAG,
+    )
+
+
+def _spec(contract: SchemaContract) -> tuple[Any, ...]:
+    if contract.has_nested_fields:
+        raise UnplannableContract("nested fields")
+    index = {spec.name: i for i, spec in enumerate(contract.fields)}
+    fields, slot, window = [], 0, 0
+    for spec in contract.fields:
+        timed = spec.has_skew_window
+        fields.append(_field(spec, slot if spec.is_nullable else -1, window if timed else -1))
+        slot += spec.is_nullable
+        window += timed
+    rules = []
+    for rule in contract.rules:
+        # The fields the verifier compares as strings (text_of: the contract's str
+        # declarations too, not only the rule's own).
+        if not plain(rule.expr, text_of(contract, rule)) or not rule.fields <= index.keys():
+            raise UnplannableContract(f"rule {rule.name!r} is not a conjunction of comparisons")
+        planned = [
+            (
+                _expr(left, index),
+                op,
+                _expr(right, index),
+                sorted(index[n] for n in fields_of(left) | fields_of(right)),
+            )
+            for left, op, right in links(rule.expr)
+        ]
+        deps = sorted(index[n] for n in rule.fields)
+        rules.append((planned, deps, rule.action == RuleAction.FLAG))
+    return (fields, contract.forbid_unknown_fields, rules)
+
+
+class RustCheck:
+    """A contract compiled into the native plan, with its pattern matchers."""
+
+    __slots__ = ("_patterns", "chunk", "max_payload_bytes", "plan", "rule_names")
+
+    def __init__(self, contract: SchemaContract, max_payload_bytes: int) -> None:
+        try:
+            self.plan = _native.VerdictPlan(_spec(contract))
+        except (ValueError, OverflowError, TypeError, KeyError) as exc:
+            raise UnplannableContract(str(exc)) from exc
+        self._patterns = {
+            i: compile_pattern(spec.pattern).match
+            for i, spec in enumerate(contract.fields)
+            if spec.pattern is not None
+        }
+        self.rule_names = tuple(rule.name for rule in contract.rules)
+        self.chunk = CHUNK
+        self.max_payload_bytes = max_payload_bytes
+
+    @classmethod
+    def of(cls, contract: SchemaContract, max_payload_bytes: int) -> RustCheck | None:
+        """The native check of a contract, or None when the core cannot plan it."""
+        try:
+            return cls(contract, max_payload_bytes)
+        except UnplannableContract:
+            return None
+
+    @staticmethod
+    def windows(bounds: tuple[Bounds, ...]) -> list[tuple[int | None, int | None]]:
+        """The skew windows at the time of validation, in microseconds since the epoch."""
+        return [
+            (
+                None if lo is None else (lo - _EPOCH) // _MICRO,
+                None if hi is None else (hi - _EPOCH) // _MICRO,
+            )
+            for _, lo, hi in bounds
+        ]
+
+    def learn(self, pending: list[tuple[int, str]]) -> None:
+        """Ask Python's ``re`` about pattern values the core has not seen yet."""
+        patterns = self._patterns
+        self.plan.learn([(i, value, patterns[i](value) is not None) for i, value in pending])
+
+
+def add_payloads(
+    batch: BatchAccumulator,
+    rust: RustCheck,
+    windows: list[tuple[int | None, int | None]],
+    payloads: Sequence[Any],
+    decoded: list[Any] | None,
+) -> list[QuarantinedRecord]:
+    """``BatchAccumulator.add_payloads`` through the core (``decoded`` gets None each)."""
+    out: list[QuarantinedRecord] = []
+    limit = rust.max_payload_bytes
+    for start in range(0, len(payloads), rust.chunk):
+        part = payloads[start : start + rust.chunk]
+        base = batch._total
+        batch._total += len(part)
+        rows = part if type(part) is list else list(part)
+        try:
+            events, nulls, flags, flagged, pending = rust.plan.scan(rows, windows, limit)
+        except Exception as exc:  # defence in depth: the Python rules take the chunk
+            batch._log_error("native core", exc)
+            events = [(i, _DEFER) for i in range(len(rows))]
+            nulls, flags, flagged, pending = [], [], 0, []
+        if pending:
+            rust.learn(pending)
+        if any(nulls):
+            batch._null_counts = [a + b for a, b in zip(batch._null_counts, nulls, strict=True)]
+        if flagged:
+            batch._flagged_records += flagged
+            batch._flagged.update({n: c for n, c in zip(rust.rule_names, flags, strict=True) if c})
+        done = 0
+        for event in events:
+            position, code = event[0], event[1]
+            if code == _VALID_UNKNOWN:
+                batch._note_unknown(event[2])
+                continue
+            if position > done:
+                batch._accept_run(base, rows, done, position)
+            done = position + 1
+            if code == _BAD:
+                if event[3]:
+                    batch._note_unknown(event[3])
+                violations = [Violation(f, KINDS[k], m) for f, k, m in event[2]]
+                out.append(batch._quarantine(base + position, rows[position], violations))
+                continue
+            if code == _PANIC:
+                violation = Violation(None, ViolationKind.VALIDATOR_ERROR, "PanicException")
+                out.append(batch._quarantine(base + position, rows[position], [violation]))
+                continue
+            quarantined = batch._full_payload(base + position, rows[position])
+            if quarantined is not None:
+                out.append(quarantined)
+        if done < len(rows):
+            batch._accept_run(base, rows, done, len(rows))
+        if decoded is not None:
+            decoded.extend([None] * len(rows))
+    return out
