@@ -6,8 +6,7 @@ import os
 from pathlib import Path
 
 from stream_validator.service.reload.files import ContractFiles
-
-from .contractfiles import BROKEN, V1, V2, ConfigMapVolume
+from tests.support.contractfiles import BROKEN, V1, V2, ConfigMapVolume
 
 
 def test_a_configmap_update_is_seen_through_the_symlink_swap(tmp_path: Path) -> None:

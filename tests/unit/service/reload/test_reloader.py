@@ -14,9 +14,9 @@ from stream_validator.dlq.envelope_reader import dlq_document
 from stream_validator.errors import ServiceExit
 from stream_validator.kafka.ports import Producible
 from stream_validator.service.http.health import HealthServer
+from tests.support.contractfiles import BROKEN, V1, V2, ConfigMapVolume, renamed
 
 from ..fakeservice import Harness, service_config
-from .contractfiles import BROKEN, V1, V2, ConfigMapVolume, renamed
 
 RELOADS = "stream_validator_contract_reloads_total"
 #: Look at the file at every turn of the loop.
