@@ -6,6 +6,9 @@ import os
 import signal
 import threading
 
+import pytest
+
+from stream_validator.service import app
 from stream_validator.service.app import _watch_signals
 
 
@@ -27,9 +30,19 @@ class FakeService:
         self.stopped.set()
 
 
-def test_sighup_requests_a_reload_and_does_not_stop_the_service() -> None:
+def test_sighup_requests_a_reload_and_does_not_stop_the_service(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The wakeup fd carries SIGHUP: a reload is requested, the loop keeps running; a later
-    SIGTERM still stops it."""
+    SIGTERM still stops it (and arms the shutdown deadline)."""
+    deadlines: list[float] = []
+    armed = threading.Event()
+
+    def arm(deadline_s: float) -> None:  # instead of a timer that would os._exit the tests
+        deadlines.append(deadline_s)
+        armed.set()
+
+    monkeypatch.setattr(app, "_start_watchdog", arm)
     read_fd, write_fd = os.pipe()
     service = FakeService()
     # A daemon thread blocked on the pipe, as in the service (never closed: EOF would spin).
@@ -39,4 +52,5 @@ def test_sighup_requests_a_reload_and_does_not_stop_the_service() -> None:
     assert service.reload_requested.wait(5)
     assert not service.stopped.is_set()
     os.write(write_fd, bytes([signal.SIGTERM]))
-    assert service.stopped.wait(5)
+    assert service.stopped.wait(5) and armed.wait(5)
+    assert deadlines == [3600.0]
