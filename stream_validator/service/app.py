@@ -87,6 +87,9 @@ def metrics_hooks(
     def on_contract_reload(reload: ContractReload) -> None:
         if reload.result == "ok":  # the version labels follow the swap
             metrics.set_build_info(__version__, reload.live)
+            old, new = reload.previous, reload.routes[0].contract
+            kept = set(nullable_paths(new)) if old.name == new.name else set()
+            metrics.drop_null_fields(old.name, [p for p in nullable_paths(old) if p not in kept])
             for route in reload.routes:
                 if integrity is not None:
                     set_route_metrics(metrics, integrity, route)

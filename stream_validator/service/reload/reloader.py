@@ -20,7 +20,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from stream_validator.config.settings import RouteConfig
-from stream_validator.contracts import contract_from_text
+from stream_validator.contracts import SchemaContract, contract_from_text
 from stream_validator.errors import ContractError
 from stream_validator.service.plan.planner import RouteProcessor
 from stream_validator.service.reload.files import Content, ContractFiles
@@ -89,7 +89,7 @@ class ContractReloader:
 
     def _reload(self, content: Content, trigger: Trigger) -> bool:
         live = [p for p in self._processors.values() if p.route.contract_path == content.path]
-        previous = live[0].route.contract.version
+        previous = live[0].route.contract
         if content.text is None:
             self._files.rejected(content)
             self._report(content, trigger, "rejected", previous, error=content.error)
@@ -115,7 +115,7 @@ class ContractReloader:
         content: Content,
         trigger: Trigger,
         result: ReloadResult,
-        previous: str,
+        previous: SchemaContract,
         *,
         error: str | None = None,
         fates: dict[str, StateFate] | None = None,
@@ -128,7 +128,7 @@ class ContractReloader:
             trigger=trigger,
             result=result,
             routes=routes,
-            previous_version=previous,
+            previous=previous,
             error=error,
             symbol_state=fates or {},
             live={r.contract.name: r.contract.version for r in self.routes()},

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from stream_validator.config.settings import RouteConfig
+from stream_validator.contracts import SchemaContract
 from stream_validator.service.report.state import ServiceState
 
 #: The longest reload error kept for /status and the log (a contract's problem listing can
@@ -34,7 +35,8 @@ class ContractReload:
     result: ReloadResult
     #: The routes reading the file, as they run after the attempt (new contract when ok).
     routes: tuple[RouteConfig, ...]
-    previous_version: str
+    #: The contract the routes ran before the attempt.
+    previous: SchemaContract
     error: str | None = None
     #: route -> what became of its per-symbol state (ok only).
     symbol_state: Mapping[str, StateFate] = field(default_factory=dict)
@@ -62,7 +64,7 @@ class ContractReload:
             "routes": [route.name for route in self.routes],
             "contract": self.contract,
             "version": self.version,
-            "previous_version": self.previous_version,
+            "previous_version": self.previous.version,
             "error": self.error,
             "symbol_state": dict(self.symbol_state) or None,
         }

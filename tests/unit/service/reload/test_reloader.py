@@ -84,6 +84,9 @@ def test_a_contract_changed_mid_batch_applies_from_the_next_batch(
     assert h.counter(info, contract="tick", version="1") == 0
     assert h.state.contracts["ticks"]["version"] == "2"
     assert h.service.config.routes[0].contract.version == "2"
+    ceiling = "stream_validator_null_ceiling_ratio"  # the renamed field's, not a stale one
+    assert h.registry.get_sample_value(ceiling, {"contract": "tick", "field": "ask_sz"}) is None
+    assert h.counter(ceiling, contract="tick", field="ask_volume") == 0.01
 
 
 def test_a_malformed_contract_is_kept_out_and_reported_once(
