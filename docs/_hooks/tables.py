@@ -260,13 +260,14 @@ def config_reference(block: str) -> str:
 
 def service_registry() -> Any:
     """A registry holding every metric the service registers, as ``run_service`` builds it
-    (ServiceMetrics, IntegrityMetrics, BreakerMetrics), each labelled series exercised once
-    so its label names show."""
+    (ServiceMetrics, IntegrityMetrics, BreakerMetrics, ReloadMetrics), each labelled series
+    exercised once so its label names show."""
     from prometheus_client import CollectorRegistry
 
     from stream_validator.service.telemetry.breakermetrics import BreakerMetrics
     from stream_validator.service.telemetry.integritymetrics import IntegrityMetrics
     from stream_validator.service.telemetry.metrics import ServiceMetrics
+    from stream_validator.service.telemetry.reloadmetrics import ReloadMetrics
 
     registry = CollectorRegistry()
     metrics = ServiceMetrics(registry)
@@ -301,6 +302,7 @@ def service_registry() -> Any:
     integrity.set_state_contract("tick")
     integrity.set_non_finite_fields("tick", ["price"])
     BreakerMetrics(registry, ["ticks"])
+    ReloadMetrics(registry, ["tick"])
     return registry
 
 

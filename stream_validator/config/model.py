@@ -158,4 +158,7 @@ class ServiceConfig:
     # records, clean, DLQ, batches and flagged records (also once at shutdown); 0: none.
     # A minute keeps a quiet service's log readable and still shows it is alive.
     log_summary_interval_s: float = 60.0
+    #: How often the routes' contract files are looked at for a change, which is then
+    #: checked and swapped in between batches (``service/reload/``); 0: only on SIGHUP.
+    contract_reload_interval_s: float = 5.0
     source: str = "<config>"

@@ -69,6 +69,7 @@ class ServiceDoc(_Section, frozen=True):
     log_level: str | UnsetType = UNSET  # checked by settings: any case
     log_summary_interval_s: SecondsOrZero | UnsetType = UNSET
     resume_token_file: Text | UnsetType = UNSET
+    contract_reload_interval_s: SecondsOrZero | UnsetType = UNSET
 
 
 class MetricsDoc(_Section, frozen=True):

@@ -99,6 +99,12 @@ def load_contract(path: str | Path) -> SchemaContract:
         text = read_text_file(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise ContractFileError(source, f"cannot read file: {exc}") from exc
+    return contract_from_text(text, source=source)
+
+
+def contract_from_text(text: str, *, source: str = "<contract>") -> SchemaContract:
+    """Build and check a SchemaContract from a contract file's text (``load_contract``
+    once the file is read: the service's reload reads it once, to hash what it loads)."""
     try:
         document, duplicates = read_yaml(text)
     except YamlFileError as exc:

@@ -32,11 +32,13 @@ from stream_validator.service.http.health import HealthServer
 from stream_validator.service.http.metricsserver import MetricsServer, start_http_server
 from stream_validator.service.loop import StreamService
 from stream_validator.service.report.hooks import ServiceHooks
+from stream_validator.service.report.reloads import ContractReload
 from stream_validator.service.report.state import ServiceState
 from stream_validator.service.telemetry.breakermetrics import BreakerMetrics
 from stream_validator.service.telemetry.integritymetrics import IntegrityMetrics
 from stream_validator.service.telemetry.logs import configure_logging
 from stream_validator.service.telemetry.metrics import CollectorRegistry, ServiceMetrics
+from stream_validator.service.telemetry.reloadmetrics import ReloadMetrics
 
 log = logging.getLogger("stream_validator.service.app")
 
@@ -45,6 +47,7 @@ def metrics_hooks(
     metrics: ServiceMetrics,
     integrity: IntegrityMetrics | None = None,
     breakers: BreakerMetrics | None = None,
+    reloads: ReloadMetrics | None = None,
 ) -> ServiceHooks:
     """Hooks that feed the service's events into Prometheus metrics."""
 
@@ -80,6 +83,22 @@ def metrics_hooks(
     )
     if breakers is not None:
         hooks.on_breaker = breakers.observe
+
+    def on_contract_reload(reload: ContractReload) -> None:
+        if reload.result == "ok":  # the version labels follow the swap
+            metrics.set_build_info(__version__, reload.live)
+            old, new = reload.previous, reload.routes[0].contract
+            kept = set(nullable_paths(new)) if old.name == new.name else set()
+            metrics.drop_null_fields(old.name, [p for p in nullable_paths(old) if p not in kept])
+            for route in reload.routes:
+                if integrity is not None:
+                    set_route_metrics(metrics, integrity, route)
+                else:
+                    metrics.declare_route(route.name, route.contract.name)
+        if reloads is not None:
+            reloads.observe(reload.contract, reload.result)
+
+    hooks.on_contract_reload = on_contract_reload
     return hooks
 
 
@@ -129,9 +148,10 @@ def run_service(config_path: str, environ: Mapping[str, str] | None = None) -> i
     breaker_metrics = BreakerMetrics(
         registry, [r.name for r in config.routes if r.circuit_breaker is not None]
     )
+    reload_metrics = ReloadMetrics(registry, [r.contract.name for r in config.routes])
     state = ServiceState()
     try:
-        hooks = metrics_hooks(metrics, integrity, breaker_metrics)
+        hooks = metrics_hooks(metrics, integrity, breaker_metrics, reload_metrics)
         service = StreamService(config, hooks=hooks, state=state)
         token_file = config.resume_token_file
         health = HealthServer(
@@ -192,7 +212,8 @@ def run_service(config_path: str, environ: Mapping[str, str] | None = None) -> i
 
 
 def _install_signal_handlers(service: StreamService, deadline_s: float) -> None:
-    """SIGTERM/SIGINT stop the loop and arm the shutdown deadline from a watcher thread.
+    """SIGTERM/SIGINT stop the loop and arm the shutdown deadline from a watcher thread;
+    SIGHUP asks the loop to look at every contract file again (reloaded between batches).
 
     A Python signal handler runs only once the main thread is back in Python, which a blocking
     librdkafka call can delay without limit. The interpreter's C-level handler, though, writes
@@ -201,7 +222,7 @@ def _install_signal_handlers(service: StreamService, deadline_s: float) -> None:
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
     signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
-    for signum in (signal.SIGTERM, signal.SIGINT):
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, _ignore)  # the watcher acts; without a handler nothing is written
     watcher = threading.Thread(
         target=_watch_signals, args=(read_fd, service, deadline_s), name="sv-signals", daemon=True
@@ -216,6 +237,10 @@ def _ignore(_signum: int, _frame: FrameType | None) -> None:
 def _watch_signals(read_fd: int, service: StreamService, deadline_s: float) -> None:
     while True:
         for signum in os.read(read_fd, 64):
+            if signum == signal.SIGHUP:
+                log.info("SIGHUP: contract files will be looked at again")
+                service.request_reload()
+                continue
             if signum not in (signal.SIGTERM, signal.SIGINT) or service.stopping:
                 continue
             log.info(

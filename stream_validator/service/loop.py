@@ -8,8 +8,9 @@ outputs are acknowledged, with the ``BatchOutcome`` of every batch that finished
 one, re-read at once after refusals, halt when a record cannot go anywhere. Each route's
 DLQ circuit breaker (``breaker/routes.py``) is fed every delivered batch, polled every
 turn, and pauses or resumes the route's partitions. Batches are taken by
-``consume/batches.py``. The Kafka clients come from a ``ports.ClientFactory``: librdkafka
-in production, the in-memory fake broker in unit tests.
+``consume/batches.py``. Changed contract files are swapped in at the top of a turn,
+between batches (``reload/reloader.py``). The Kafka clients come from a
+``ports.ClientFactory``: librdkafka in production, the in-memory fake broker in unit tests.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from stream_validator.config.settings import RouteConfig, ServiceConfig, scrub
@@ -34,6 +36,7 @@ from stream_validator.service.delivery.build import build_committer
 from stream_validator.service.delivery.committer import BatchOutcome, BatchStatus, Committer
 from stream_validator.service.delivery.offsets import BatchOffsets
 from stream_validator.service.plan.planner import BatchPlan, RouteProcessor
+from stream_validator.service.reload.reloader import ContractReloader
 from stream_validator.service.report.hooks import ServiceHooks
 from stream_validator.service.report.reporter import BatchReporter
 from stream_validator.service.report.state import ServiceState
@@ -96,6 +99,15 @@ class StreamService:
             for route in config.routes
         }
         self._topic_routes: dict[str, RouteConfig | None] = {}
+        #: Polls the contract files and swaps changed ones in between batches (``reload/``).
+        self._reloader = ContractReloader(
+            self._processors,
+            interval_s=config.contract_reload_interval_s,
+            hooks=self.hooks,
+            state=self.state,
+            clock=clock,
+            monotonic=monotonic,
+        )
         #: The routes' DLQ circuit breakers (``breaker/routes.py``), on the monotonic clock.
         self.breakers = RouteBreakers(
             config.routes,
@@ -124,6 +136,10 @@ class StreamService:
     def stop(self) -> None:
         """Ask the loop to finish the in-flight batch and exit (signal-safe)."""
         self._stop.set()
+
+    def request_reload(self) -> None:
+        """Look at every contract file at the loop's next turn (SIGHUP; signal-safe)."""
+        self._reloader.request()
 
     @property
     def stopping(self) -> bool:
@@ -185,6 +201,9 @@ class StreamService:
             self._heartbeat()
             self._reporter.summarise()
             self.breakers.poll(consumer)
+            if self._reloader.poll():  # between batches: the next one is planned under it
+                self.config = replace(self.config, routes=self._reloader.routes())
+                self._topic_routes.clear()
             if self._callbacks.fatal is not None:
                 log.error("fatal Kafka error; stopping", extra={"error": self._callbacks.fatal})
                 return ServiceExit.FATAL

@@ -123,6 +123,7 @@ class HealthServer:
             "last_error": state.last_error,
             "recent_batches": state.recent_events[-5:],
             "breakers": dict(state.breakers),
+            "contracts": {route: dict(entry) for route, entry in state.contracts.items()},
         }
 
     def refusal(self, origin: str | None, authorization: str | None) -> Answer | None:

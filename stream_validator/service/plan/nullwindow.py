@@ -51,6 +51,11 @@ class NullWindow:
         self._nulls: dict[str, int] = {}
 
     @property
+    def size(self) -> int:
+        """The survivors the window judges over (``batch.max_records``)."""
+        return self._size
+
+    @property
     def survivors(self) -> int:
         """Survivors in the window now."""
         return self._survivors

@@ -15,16 +15,17 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from itertools import repeat
 from operator import attrgetter, itemgetter
-from typing import Any
+from typing import Any, Literal
 
 from stream_validator import __version__
 from stream_validator.config.settings import RouteConfig
+from stream_validator.contracts.model import nullable_paths
 from stream_validator.dlq import EnvelopeContext, build_dlq_record
 from stream_validator.dlq.records import replayed_count
 from stream_validator.labels import bounded_counts, bounded_names
 from stream_validator.records import OutputRecord, SourceRecord, TopicPartitionKey
 from stream_validator.service.plan.nullwindow import NullWindow, WindowRate
-from stream_validator.service.plan.routestate import RouteState, StateSummary
+from stream_validator.service.plan.routestate import RouteState, StateSummary, unchanged_state
 from stream_validator.verify import (
     DataSchemaContractVerifier,
     SchemaContractValidationReport,
@@ -112,6 +113,7 @@ class RouteProcessor:
         "_connect_headers",
         "_consumer_group",
         "_max_message_bytes",
+        "_native_state",
         "_null_window",
         "_skew_windows",
         "route",
@@ -140,6 +142,7 @@ class RouteProcessor:
         self._consumer_group = consumer_group
         self._max_message_bytes = max_message_bytes
         self._connect_headers = connect_headers
+        self._native_state = native_state
         self._null_window = NullWindow(null_window, route.contract.max_allowed_null_pct)
         self._skew_windows = any(spec.has_skew_window for spec in route.contract.fields)
         spec = route.contract.state
@@ -217,6 +220,39 @@ class RouteProcessor:
                     added[("headers", str(ViolationKind.UNDECODABLE))] += 1
                     outputs[index] = self.dlq_output(record, violations, context)
         return BatchPlan(route.name, report, outputs, action, added, state)
+
+    def successor(
+        self, route: RouteConfig
+    ) -> tuple[RouteProcessor, Literal["carried", "reset", "none"]]:
+        """The processor of ``route`` (this route with a reloaded contract) and what became
+        of the per-symbol state: ``carried`` (the ``state`` section and the types of the
+        fields it reads did not change: the new processor goes on with this tracker),
+        ``reset`` (a fresh tracker) or ``none`` (the new contract keeps no state). The null
+        window goes on too while the ceiling and the nullable fields stay the same."""
+        new = RouteProcessor(
+            route,
+            consumer_group=self._consumer_group,
+            max_message_bytes=self._max_message_bytes,
+            null_window=self._null_window.size,
+            connect_headers=self._connect_headers,
+            native_state=self._native_state,
+        )
+        old_contract, contract = self.route.contract, route.contract
+        if old_contract.max_allowed_null_pct == contract.max_allowed_null_pct and nullable_paths(
+            old_contract
+        ) == nullable_paths(contract):
+            new._null_window = self._null_window
+        if new.state is None:
+            return new, "none"
+        if self.state is None or not unchanged_state(old_contract, contract):
+            return new, "reset"
+        new.state = RouteState(
+            new.state.spec,
+            {field.name: field.expected_type for field in contract.fields},
+            new.verifier.field_getter,
+            tracker=self.state.tracker,
+        )
+        return new, "carried"
 
     def drop_state(self, keys: Sequence[TopicPartitionKey]) -> None:
         """Forget the per-symbol state of partitions revoked, lost or rewound: their next

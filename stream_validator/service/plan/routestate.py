@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any, Final
 
+from stream_validator.contracts.model import SchemaContract
 from stream_validator.contracts.rulespec import RuleAction
 from stream_validator.contracts.statespec import SymbolStateSpec
 from stream_validator.records import SourceRecord, TopicPartitionKey
@@ -34,6 +35,7 @@ from stream_validator.state import (
     EventTally,
     StateFeed,
     SymbolEventKind,
+    SymbolStateTracker,
     distrusted,
 )
 from stream_validator.state.native import symbol_state_tracker
@@ -77,11 +79,14 @@ class RouteState:
         field_getter: Callable[..., Callable[[Any], Any] | None] | None = None,
         *,
         native: bool = True,
+        tracker: SymbolStateTracker | None = None,
     ) -> None:
-        """``field_getter``: the verifier's (see ``StateFeed``); ``native``: the tracker
-        in the native core (``state.native``; same events), else the Python reference."""
+        """``field_getter``: the verifier's (see ``StateFeed``); ``tracker``: one to carry
+        on (a reloaded contract whose state is ``unchanged_state``), else a fresh one:
+        ``native``, the tracker in the native core (``state.native``; same events), else
+        the Python reference."""
         self.spec = spec
-        self.tracker = symbol_state_tracker(spec, native)
+        self.tracker = tracker if tracker is not None else symbol_state_tracker(spec, native)
         self._feed = StateFeed(self.tracker, field_types, field_getter)
         quarantine: set[SymbolEventKind] = set()
         if spec.sequence_action is RuleAction.QUARANTINE:
@@ -133,6 +138,19 @@ class RouteState:
     def drop(self, keys: Iterable[TopicPartitionKey]) -> int:
         """Forget partitions' state (revoked, lost or rewound); the symbols dropped."""
         return sum(self.tracker.drop(key) for key in keys)
+
+
+def unchanged_state(old: SchemaContract, new: SchemaContract) -> bool:
+    """True when a tracker built for ``old`` can go on under ``new``: the same ``state``
+    section, and the fields it reads declared with the same types (the tracker holds their
+    values)."""
+    if old.state is None or old.state != new.state:
+        return False
+    spec = old.state
+    names = {spec.key_field, spec.sequence_field, spec.event_time_field, *spec.quote_fields}
+    names.discard(None)
+    before = {f.name: f.expected_type for f in old.fields if f.name in names}
+    return before == {f.name: f.expected_type for f in new.fields if f.name in names}
 
 
 def _fed(

@@ -9,6 +9,7 @@ from typing import Any
 from stream_validator.records import TopicPartitionKey
 from stream_validator.service.breaker.machine import BreakerTransition
 from stream_validator.service.delivery.accounting import RouteDelivery
+from stream_validator.service.report.reloads import ContractReload
 
 
 def _noop(*_: Any) -> None:
@@ -32,6 +33,7 @@ class ServiceHooks:
     on_stats: Callable[[Mapping[str, Any]], None] = _noop
     on_ready: Callable[[bool], None] = _noop
     on_breaker: Callable[[BreakerTransition], None] = _noop
+    on_contract_reload: Callable[[ContractReload], None] = _noop
     on_hook_error: Callable[[str], None] = _noop
 
 

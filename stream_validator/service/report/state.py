@@ -25,6 +25,8 @@ class ServiceState:
     recent_events: list[dict[str, Any]] = field(default_factory=list)
     #: route -> its circuit breaker's snapshot (routes with a breaker only).
     breakers: dict[str, dict[str, object]] = field(default_factory=dict)
+    #: route -> its live contract (name, version, file) and last reload attempt.
+    contracts: dict[str, dict[str, object]] = field(default_factory=dict)
     max_events: int = 20
 
     def remember(self, event: dict[str, Any]) -> None:

@@ -12,6 +12,7 @@ with the label sets it checks.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -203,6 +204,19 @@ class ServiceMetrics:
                 label, _ = self._declared.label(contract, name)
                 self._null_ceiling.labels(contract, label).set(pct / 100)
                 self._breaches.labels(contract, label)
+
+    def drop_null_fields(self, contract: str, fields: Iterable[str]) -> None:
+        """Remove the null-rate and null-ceiling gauges of fields a reloaded contract no
+        longer declares nullable: their last values would stay, and a stale rate above a
+        stale ceiling would keep the null-ceiling alert firing. The breach counters stay."""
+        contract = config_label("contract", contract)
+        with self._lock:
+            for name in fields:
+                label, _ = self._declared.label(contract, name)
+                for gauge in (self._null_rate, self._null_ceiling):
+                    with contextlib.suppress(KeyError):
+                        gauge.remove(contract, label)
+                self._field_series.pop((contract, name), None)
 
     def declare_route(self, route: str, contract: str) -> None:
         """Create a configured route's series at start-up, its failure counters at 0: a

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from stream_validator.config.settings import ServiceConfig, config_from_mapping
@@ -17,6 +18,7 @@ from stream_validator.service.report.state import ServiceState
 from stream_validator.service.telemetry.breakermetrics import BreakerMetrics
 from stream_validator.service.telemetry.integritymetrics import IntegrityMetrics
 from stream_validator.service.telemetry.metrics import CollectorRegistry, ServiceMetrics
+from stream_validator.service.telemetry.reloadmetrics import ReloadMetrics
 from tests.support.ticks import TICK_YAML as TICK
 from tests.support.ticks import tick
 
@@ -33,10 +35,12 @@ def service_config(
     transactional: bool = False,
     commit_interval_s: float = 60.0,
     circuit_breaker: Mapping[str, object] | None = None,
+    contract: str | Path = TICK,
     **service: object,
 ) -> ServiceConfig:
-    """One route src -> clean | dlq with the tick contract; tiny backoffs; no linger. Commits
-    only on revoke and at shutdown unless ``commit_interval_s`` is short (1e-9: at every poll)."""
+    """One route src -> clean | dlq with the tick contract (or ``contract``); tiny backoffs;
+    no linger. Commits only on revoke and at shutdown unless ``commit_interval_s`` is short
+    (1e-9: at every poll)."""
     kafka: dict[str, Any] = {"group_id": GROUP}
     if transactional:
         kafka["transactional_id"] = "svc-0"
@@ -58,7 +62,7 @@ def service_config(
                 {
                     "name": "ticks",
                     "source_topics": ["src"],
-                    "contract": str(TICK),
+                    "contract": str(contract),
                     "clean_topic": "clean",
                     "dlq_topic": "dlq",
                     "on_null_ceiling_breach": policy,
@@ -93,6 +97,9 @@ class Harness:
             set_route_metrics(self.metrics, self.integrity, route)
         with_breaker = [r.name for r in self.config.routes if r.circuit_breaker is not None]
         self.breaker_metrics = BreakerMetrics(self.registry, with_breaker)
+        self.reload_metrics = ReloadMetrics(
+            self.registry, [r.contract.name for r in self.config.routes]
+        )
         self.clients = FakeClients(
             self.broker,
             GROUP,
@@ -102,7 +109,10 @@ class Harness:
         )
         self.service = StreamService(
             self.config,
-            hooks=self.hooks or metrics_hooks(self.metrics, self.integrity, self.breaker_metrics),
+            hooks=self.hooks
+            or metrics_hooks(
+                self.metrics, self.integrity, self.breaker_metrics, self.reload_metrics
+            ),
             state=self.state,
             clients=self.clients,
             monotonic=self.monotonic,
