@@ -15,6 +15,7 @@ Every exception the package raises on purpose derives from one root::
     ├── DevBrokerError (also RuntimeError)   the local development broker
     ├── FatalTransactionError                the producer can no longer run transactions
     ├── ProducerLostError                    the transactional producer must be replaced
+    ├── TransactionCallError                 a transactional call failed, the producer kept
     ├── CallTimeoutError (also TimeoutError) a librdkafka call outlived its deadline
     ├── TopicAdminError                      a topic cannot be checked or created
     ├── KafkaClientError                     a Kafka client call failed (carries KafkaErrorInfo)
@@ -23,12 +24,13 @@ Every exception the package raises on purpose derives from one root::
     ├── ReplayKafkaError                     a Kafka-side problem mid-replay
     └── UnknownRouteError (also LookupError) a breaker resume for no route with a breaker
 
-Outside the tree: ``kafka.transactions.TransactionCallError`` (a plain Exception; a replay
-ends with exit code 3 on it), and two internal ValueErrors turned into
+Outside the tree: two internal ValueErrors turned into
 ConfigError / ContractFileError by their callers:
 ``YamlFileError`` (an unreadable YAML text, or one that does not decode into its typed form)
-and ``PatternError`` (a source_pattern outside the portable syntax). The exit codes of each
-command are the IntEnums at the end.
+and ``PatternError`` (a source_pattern outside the portable syntax); and the verifier's
+internal signals, each caught inside the verifier (``UnsupportedContract``,
+``UnplannableContract``, ``RulesTooDeep``, ``RuleDeclined``, ``expr_eval._Skip``; a test
+holds this list to the code). The exit codes of each command are the IntEnums at the end.
 
 Bad *records* never raise: they become violations in a report. Exceptions are for
 bad setup (contracts, config) and for callers that decode bytes directly.
@@ -132,6 +134,12 @@ class FatalTransactionError(StreamValidatorError):
 class ProducerLostError(StreamValidatorError):
     """The producer must be replaced: a call outlived its deadline, or a fatal error that is
     not fencing left it unusable."""
+
+
+class TransactionCallError(StreamValidatorError):
+    """A transactional call failed without losing the producer (a retriable error outlasted the
+    retries, or an abortable one). The committers abort and retry; a replay ends with exit
+    code 3 on it."""
 
 
 class CallTimeoutError(StreamValidatorError, TimeoutError):
