@@ -13,7 +13,8 @@ Every exception the package raises on purpose derives from one root::
     ├── ScenarioSpecError (also ValueError)  a bad simulator --scenario spec
     ├── SimulateError                        the simulator cannot produce
     ├── DevBrokerError (also RuntimeError)   the local development broker (and registry)
-    ├── SchemaConversionError (also ValueError) a registered schema that cannot be a contract
+    ├── SchemaConversionError (also ValueError)
+    │                                        a registered schema that cannot be a contract
     ├── FatalTransactionError                the producer can no longer run transactions
     ├── ProducerLostError                    the transactional producer must be replaced
     ├── CallTimeoutError (also TimeoutError) a librdkafka call outlived its deadline
