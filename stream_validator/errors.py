@@ -12,7 +12,9 @@ Every exception the package raises on purpose derives from one root::
     ├── ConfigError (also ValueError)        invalid service configuration
     ├── ScenarioSpecError (also ValueError)  a bad simulator --scenario spec
     ├── SimulateError                        the simulator cannot produce
-    ├── DevBrokerError (also RuntimeError)   the local development broker
+    ├── DevBrokerError (also RuntimeError)   the local development broker (and registry)
+    ├── SchemaConversionError (also ValueError)
+    │                                        a registered schema that cannot be a contract
     ├── FatalTransactionError                the producer can no longer run transactions
     ├── ProducerLostError                    the transactional producer must be replaced
     ├── TransactionCallError                 a transactional call failed, the producer kept
@@ -105,6 +107,11 @@ class ConfigError(StreamValidatorError, ValueError):
 
 class DevBrokerError(StreamValidatorError, RuntimeError):
     """The development broker cannot be fetched, started or stopped; the message says why."""
+
+
+class SchemaConversionError(StreamValidatorError, ValueError):
+    """A registered schema that cannot become a contract (not a record/object, no field that
+    a contract can express, or a schema type the converter does not read)."""
 
 
 class PatternError(ValueError):
@@ -264,6 +271,16 @@ class InferExit(enum.IntEnum):
     NO_DRAFT = 1  # nothing to draft from: no record in the sample, or no field could be typed
     USAGE = 2  # bad arguments, an unreadable file, a bad config or a missing topic
     KAFKA = 3  # the broker failed or went quiet while the sample was read
+
+
+class FromRegistryExit(enum.IntEnum):
+    """``contract from-registry``."""
+
+    OK = 0  # a contract was written
+    NOT_CONVERTIBLE = 1  # the schema cannot become a contract: Protobuf, not an Avro record
+    # or a JSON Schema object, or no field a contract can express
+    USAGE = 2  # bad arguments, an unwritable output file, or no such subject or version
+    UNREACHABLE = 3  # the registry cannot be reached, or answered with an error
 
 
 class DiffExit(enum.IntEnum):
