@@ -55,6 +55,10 @@ class ShadowEvaluator:
         self._live: SchemaContract | None = None
         self._same = False
 
+    def judged(self, live: SchemaContract) -> bool:
+        """True when ``same_as`` already knows the contract ``live``."""
+        return live is self._live
+
     def same_as(self, live: SchemaContract) -> bool:
         """True when the live contract is this one (compared once per live contract)."""
         if live is not self._live:

@@ -127,7 +127,11 @@ class ShadowRoutes:
         return out
 
     def poll(self) -> None:
-        """Reload changed shadow files and write the periodic event, when due."""
+        """Reload changed shadow files and write the periodic event, when due; after a live
+        reload (a promotion), /status says at once whether the shadow is the live contract."""
+        for name, evaluator in self._evaluators.items():
+            if not evaluator.judged(self._processors[name].route.contract):
+                self._state.shadows[name].update(self._about(name))
         now = self._monotonic()
         forced = self._requested.is_set()
         if forced or (self._reload_s and now >= self._reload_due):
