@@ -235,3 +235,35 @@ def test_a_route_without_a_shadow_has_no_shadow_machinery(tmp_path: Path) -> Non
     assert h.service._shadows is None
     assert h.state.shadows == {}
     assert h.registry.get_sample_value(RECORDS, {"route": "ticks", "difference": "rescued"}) is None
+
+
+def test_the_shadow_leaves_the_live_per_symbol_state_alone(tmp_path: Path) -> None:
+    """The same feed with gaps and regressions, with a shadow and without: the live
+    contract's state events, batch by batch, are the same (the shadow keeps no state)."""
+    seqs = [0, 1, 5, 6, 2, 9, 10, 11, 30, 31, 32, 12]
+    values = [tick.json(s, symbol="A") for s in seqs]
+    with_shadow, _, _ = shadow_harness(tmp_path / "with", shadow=V1.replace('"1"', '"1b"'))
+    alone = Harness(
+        config_from_mapping(
+            {
+                "kafka": {"group_id": "svc"},
+                "metrics": {"enabled": False},
+                "batch": {"max_records": 10, "timeout_s": 0.01, "linger_s": 0.0},
+                "routes": [
+                    {
+                        "name": "ticks",
+                        "source_topics": ["src"],
+                        "contract": str(TICK_YAML),
+                        "clean_topic": "clean",
+                        "dlq_topic": "dlq",
+                    }
+                ],
+            }
+        )  # fmt: skip
+    )
+    for h in (with_shadow, alone):
+        h.feed(values)
+        assert h.run() == ServiceExit.OK
+    events = [[e["symbol_state"] for e in h.state.recent_events] for h in (with_shadow, alone)]
+    assert events[0] == events[1]
+    assert any(e["events"] for e in events[0])  # the feed did make state events
