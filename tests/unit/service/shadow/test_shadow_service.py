@@ -12,9 +12,9 @@ import pytest
 from stream_validator.config.settings import config_from_mapping
 from stream_validator.errors import ServiceExit
 from tests.support.contractfiles import BROKEN, V1, V2, ConfigMapVolume, renamed
-from tests.support.ticks import TICK_YAML, tick
+from tests.support.ticks import tick
 
-from ..fakeservice import Harness
+from ..fakeservice import Harness, service_config
 
 RECORDS = "stream_validator_shadow_records_total"
 VIOLATIONS = "stream_validator_shadow_violations_total"
@@ -226,12 +226,7 @@ def test_the_periodic_event_says_what_differed_and_only_then(
 
 def test_a_route_without_a_shadow_has_no_shadow_machinery(tmp_path: Path) -> None:
     """No shadow_contract: the loop builds no ShadowRoutes, /status shows none, no series."""
-    config = config_from_mapping(
-        {"kafka": {"group_id": "svc"}, "metrics": {"enabled": False},
-         "routes": [{"name": "ticks", "source_topics": ["src"], "contract": str(TICK_YAML),
-                     "clean_topic": "clean", "dlq_topic": "dlq"}]}
-    )  # fmt: skip
-    h = Harness(config)
+    h = Harness(service_config())
     assert h.service._shadows is None
     assert h.state.shadows == {}
     assert h.registry.get_sample_value(RECORDS, {"route": "ticks", "difference": "rescued"}) is None
@@ -243,24 +238,7 @@ def test_the_shadow_leaves_the_live_per_symbol_state_alone(tmp_path: Path) -> No
     seqs = [0, 1, 5, 6, 2, 9, 10, 11, 30, 31, 32, 12]
     values = [tick.json(s, symbol="A") for s in seqs]
     with_shadow, _, _ = shadow_harness(tmp_path / "with", shadow=V1.replace('"1"', '"1b"'))
-    alone = Harness(
-        config_from_mapping(
-            {
-                "kafka": {"group_id": "svc"},
-                "metrics": {"enabled": False},
-                "batch": {"max_records": 10, "timeout_s": 0.01, "linger_s": 0.0},
-                "routes": [
-                    {
-                        "name": "ticks",
-                        "source_topics": ["src"],
-                        "contract": str(TICK_YAML),
-                        "clean_topic": "clean",
-                        "dlq_topic": "dlq",
-                    }
-                ],
-            }
-        )  # fmt: skip
-    )
+    alone = Harness(service_config(commit_interval_s=1e-9))
     for h in (with_shadow, alone):
         h.feed(values)
         assert h.run() == ServiceExit.OK
