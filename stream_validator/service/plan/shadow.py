@@ -37,7 +37,16 @@ _HEADERS = ("headers", str(ViolationKind.UNDECODABLE))
 class ShadowEvaluator:
     """One route's shadow contract: its verifier and null window."""
 
-    __slots__ = ("_live", "_null_window", "_policy", "_same", "_skew", "contract", "verifier")
+    __slots__ = (
+        "_live",
+        "_null_window",
+        "_policy",
+        "_same",
+        "_skew",
+        "contract",
+        "generation",
+        "verifier",
+    )
 
     def __init__(
         self,
@@ -46,8 +55,11 @@ class ShadowEvaluator:
         on_null_ceiling_breach: str,
         null_window: int,
         max_payload_bytes: int,
+        generation: int = 0,
     ) -> None:
+        """``generation``: told apart by the service across reloads, carried by each diff."""
         self.contract = contract
+        self.generation = generation
         self.verifier = DataSchemaContractVerifier(contract, max_payload_bytes=max_payload_bytes)
         self._policy = on_null_ceiling_breach
         self._null_window = NullWindow(null_window, contract.max_allowed_null_pct)
@@ -76,7 +88,7 @@ class ShadowEvaluator:
         """How the shadow would have judged the batch the live contract ``live`` planned as
         ``plan`` (``validated_at``: the plan's clock reading)."""
         if self.same_as(live):
-            return ShadowDiff(len(records))
+            return ShadowDiff(len(records), generation=self.generation)
         report = plan.report
         failing = {q.index: _pairs(q.violations) for q in report.quarantined_records}
         if plan.null_ceiling_action == "quarantine" and report.null_breach_fields:
@@ -101,6 +113,7 @@ class ShadowEvaluator:
             shadow,
             live_breaches=report.null_breach_fields,
             shadow_breaches=breaching,
+            generation=self.generation,
         )
 
 

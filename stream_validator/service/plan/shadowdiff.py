@@ -44,6 +44,8 @@ class ShadowDiff:
     newly_quarantined: tuple[int, ...] = ()
     violations: Counter[tuple[str, str | None, str]] = field(default_factory=Counter)
     ceiling: Mapping[str, CeilingChange] = field(default_factory=dict)
+    #: Which shadow contract of the route judged (the service counts a reload up).
+    generation: int = 0
 
     @property
     def unchanged(self) -> int:
@@ -63,6 +65,7 @@ def classify(
     *,
     live_breaches: Collection[str] = (),
     shadow_breaches: Collection[str] = (),
+    generation: int = 0,
 ) -> ShadowDiff:
     """The differences between the live and the shadow verdicts of a batch of ``records``
     records (``live``/``shadow``: index -> violations of each failing record)."""
@@ -82,4 +85,4 @@ def classify(
         ceiling[name] = "newly_breached"
     for name in sorted(set(live_breaches) - set(shadow_breaches)):
         ceiling[name] = "no_longer_breached"
-    return ShadowDiff(records, tuple(rescued), tuple(newly), violations, ceiling)
+    return ShadowDiff(records, tuple(rescued), tuple(newly), violations, ceiling, generation)

@@ -86,6 +86,9 @@ class ShadowRoutes:
         now = monotonic()
         self._reload_due, self._event_due = now + self._reload_s, now + self._event_s
         self._evaluators: dict[str, ShadowEvaluator] = {}
+        #: route -> the shadow's reload count: a batch judged before a reload, delivered
+        #: after it, is counted in the metrics but not in the new shadow's tallies.
+        self._generation: dict[str, int] = {}
         self._total: dict[str, ShadowTally] = {}
         self._since: dict[str, ShadowTally] = {}
         for route in list(self._routes.values()):
@@ -165,6 +168,8 @@ class ShadowRoutes:
 
     def _start(self, route: RouteConfig, evaluator: ShadowEvaluator, reload: object) -> None:
         """Judge the route's records by ``evaluator`` from now on, with fresh tallies."""
+        self._generation[route.name] = self._generation.get(route.name, -1) + 1
+        evaluator.generation = self._generation[route.name]
         self._evaluators[route.name] = evaluator
         self._routes[route.name] = replace(route, shadow_contract=evaluator.contract)
         self._total[route.name] = ShadowTally()
@@ -191,13 +196,14 @@ class ShadowRoutes:
     def _delivered(self, batch: RouteDelivery) -> None:
         name, plan = batch.route, batch.plan
         assert plan.shadow is not None
-        total = self._total.get(name)
-        if total is None:  # a batch planned before its route's shadow was replaced
-            return
+        if plan.shadow.generation != self._generation[name]:
+            return  # judged by the shadow a reload replaced
+        total = self._total[name]
         total.add(plan.shadow, plan.outputs)
         self._since[name].add(plan.shadow, plan.outputs)
         entry = self._state.shadows[name]
         entry["records"] = total.records
+        entry["unchanged"] = total.records - total.counts.total()
         if plan.shadow.differs or entry.get("live_version") != plan.report.contract_version:
             entry.update(self._about(name) | total.as_dict())
 
