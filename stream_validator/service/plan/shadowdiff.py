@@ -42,7 +42,7 @@ class ShadowDiff:
     records: int
     rescued: tuple[int, ...] = ()
     newly_quarantined: tuple[int, ...] = ()
-    violations: Counter[tuple[str, str | None, str]] = field(default_factory=Counter)
+    violations: Mapping[tuple[str, str | None, str], int] = field(default_factory=dict)
     ceiling: Mapping[str, CeilingChange] = field(default_factory=dict)
     #: Which shadow contract of the route judged (the service counts a reload up).
     generation: int = 0

@@ -13,7 +13,7 @@ the start at 0, so ``increase()`` sees the first difference.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Final
+from typing import Any, Final
 
 from prometheus_client import CollectorRegistry, Counter
 
@@ -55,21 +55,30 @@ class ShadowMetrics:
             ["route", "field", "change"],
             registry=registry,
         )
+        #: route -> its record counters by difference, looked up once (``labels()`` checks
+        #: and hashes its labels at every call, and every batch counts its records).
+        self._route_series: dict[str, dict[str, Any]] = {}
         self._declared = LabelBudget(MAX_DECLARED_FIELD_LABELS)
         self._unknown = LabelBudget(MAX_UNKNOWN_FIELD_LABELS)
         for route in routes:
-            route = config_label("route", route)
-            for difference in RECORD_DIFFERENCES:
-                self.records.labels(route, difference)
+            self._series(route)
+
+    def _series(self, route: str) -> dict[str, Any]:
+        series = self._route_series.get(route)
+        if series is None:
+            config_label("route", route)
+            series = {d: self.records.labels(route, d) for d in RECORD_DIFFERENCES}
+            self._route_series[route] = series
+        return series
 
     def observe(self, route: str, diff: ShadowDiff) -> None:
         """One delivered batch as the route's shadow judged it."""
-        route = config_label("route", route)
-        self.records.labels(route, "unchanged").inc(diff.unchanged)
+        series = self._series(route)
+        series["unchanged"].inc(diff.unchanged)
         if not diff.differs:
             return
-        self.records.labels(route, "rescued").inc(len(diff.rescued))
-        self.records.labels(route, "newly_quarantined").inc(len(diff.newly_quarantined))
+        series["rescued"].inc(len(diff.rescued))
+        series["newly_quarantined"].inc(len(diff.newly_quarantined))
         for (difference, name, kind), n in diff.violations.items():
             self.violations.labels(route, difference, self._field(route, name, kind), kind).inc(n)
         for name, change in diff.ceiling.items():

@@ -245,3 +245,42 @@ def test_the_shadow_leaves_the_live_per_symbol_state_alone(tmp_path: Path) -> No
     events = [[e["symbol_state"] for e in h.state.recent_events] for h in (with_shadow, alone)]
     assert events[0] == events[1]
     assert any(e["events"] for e in events[0])  # the feed did make state events
+
+
+def test_with_polling_off_sighup_reloads_the_shadow(tmp_path: Path) -> None:
+    """contract_reload_interval_s 0: a changed shadow file waits for SIGHUP
+    (request_reload), which reloads it as it does the live contracts."""
+    h, _, shadow = shadow_harness(tmp_path, contract_reload_interval_s=0)
+    h.feed([renamed(i) for i in range(10)])
+    step = 0
+
+    def next_step() -> None:
+        nonlocal step
+        step += 1
+        if step == 1:
+            shadow.update(V1.replace('version: "1"', 'version: "1b"'))
+            h.feed([renamed(i) for i in range(10, 20)])  # still judged by v2: not looked at
+        elif step == 2:
+            h.service.request_reload()
+            h.feed([renamed(i) for i in range(20, 30)])  # judged by v1b
+        else:
+            h.service.stop()
+
+    h.on_idle = next_step
+    assert h.run() == ServiceExit.OK
+    assert shadow_count(h, "rescued") == 20
+    assert shadow_count(h, "unchanged") == 10
+    assert h.state.shadows["ticks"]["last_reload"]["trigger"] == "sighup"
+
+
+def test_a_plan_carrying_its_diff_is_the_plan_replace_would_make() -> None:
+    """_with_shadow builds the BatchPlan positionally: the same as dataclasses.replace."""
+    from dataclasses import replace
+
+    from stream_validator.service.plan.shadowdiff import ShadowDiff
+    from stream_validator.service.shadow.routes import _with_shadow
+    from tests.support.ticks import tick_processor
+
+    plan = tick_processor().plan([], validated_at="2026-12-03T00:00:00+00:00")
+    diff = ShadowDiff(3, rescued=(1,))
+    assert _with_shadow(plan, diff) == replace(plan, shadow=diff)
