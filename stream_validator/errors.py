@@ -264,6 +264,15 @@ class ResumeExit(enum.IntEnum):
     PENDING = 4  # queued, but the service's loop did not act on it within 5 s
 
 
+class ShadowReportExit(enum.IntEnum):
+    """``shadow-report``."""
+
+    OK = 0  # the shadow contracts' differences were printed
+    NO_SHADOW = 1  # the service answered, but no route of it has a shadow_contract
+    USAGE = 2  # bad arguments or config, or a malformed --url
+    UNREACHABLE = 3  # no answer from the service's health port, or not a /status answer
+
+
 class InferExit(enum.IntEnum):
     """``infer``."""
 

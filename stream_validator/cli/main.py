@@ -6,7 +6,8 @@ given is imported (the others pull in the Kafka client, the replay, the dev brok
 top-level ``--help`` lists ``COMMANDS`` without importing any. Every option's help shows its default
 (``argtypes.show_defaults``). Exit codes: the IntEnums of ``errors`` (``CheckExit``,
 ``ServiceExit``, ``ResumeExit``, ``ReplayExit``, ``SimulateExit``, ``InferExit``,
-``DiffExit``, ``FromRegistryExit``), whose comments the docs' exit-code tables are generated from.
+``DiffExit``, ``FromRegistryExit``, ``ShadowReportExit``), whose comments the docs' exit-code tables are
+generated from.
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "create-topics": ("service", "create the topics a service config names"),
     "resume": ("resume", "close a route's DLQ circuit breaker on a running service"),
+    "shadow-report": (
+        "shadowreport",
+        "show how the shadow contracts of a running service judge records differently",
+    ),
     "simulate": ("simulate", "produce simulated market data (with vendor drift) to a topic"),
     "dev-kafka": ("devkafka", "run a local single-node Kafka broker (development)"),
     "dev-registry": (

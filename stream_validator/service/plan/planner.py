@@ -26,6 +26,7 @@ from stream_validator.labels import bounded_counts, bounded_names
 from stream_validator.records import OutputRecord, SourceRecord, TopicPartitionKey
 from stream_validator.service.plan.nullwindow import NullWindow, WindowRate
 from stream_validator.service.plan.routestate import RouteState, StateSummary, unchanged_state
+from stream_validator.service.plan.shadowdiff import ShadowDiff
 from stream_validator.verify import (
     DataSchemaContractVerifier,
     SchemaContractValidationReport,
@@ -47,6 +48,8 @@ class BatchPlan:
     added_violations: Counter[tuple[str | None, str]] = field(default_factory=Counter)
     #: What the contract's per-symbol state saw (None: the contract keeps no state).
     state: StateSummary | None = None
+    #: How the route's shadow contract would have judged the batch (None: no shadow).
+    shadow: ShadowDiff | None = None
 
     @property
     def violation_counts(self) -> Counter[tuple[str | None, str]]:
