@@ -6,8 +6,8 @@ given is imported (the others pull in the Kafka client, the replay, the dev brok
 top-level ``--help`` lists ``COMMANDS`` without importing any. Every option's help shows its default
 (``argtypes.show_defaults``). Exit codes: the IntEnums of ``errors`` (``CheckExit``,
 ``ServiceExit``, ``ResumeExit``, ``ReplayExit``, ``SimulateExit``, ``InferExit``,
-``DiffExit``, ``FromRegistryExit``, ``ShadowReportExit``), whose comments the docs' exit-code tables are
-generated from.
+``DiffExit``, ``FromRegistryExit``, ``ShadowReportExit``), whose comments the docs' exit-code
+tables are generated from.
 """
 
 from __future__ import annotations
