@@ -51,6 +51,7 @@ from stream_validator.verify.rustcore import RustCheck
 from stream_validator.verify.rustcore import add_payloads as rust_payloads
 
 if TYPE_CHECKING:
+    from stream_validator._native import StateRows
     from stream_validator.verify.verifier import DataSchemaContractVerifier
 
 _log = logging.getLogger(__name__)
@@ -166,7 +167,10 @@ class BatchAccumulator:
         return quarantined[0] if quarantined else None
 
     def add_payloads(
-        self, payloads: Sequence[Payload], decoded: list[Any] | None = None, rows: Any = None
+        self,
+        payloads: Sequence[Payload],
+        decoded: list[Any] | None = None,
+        rows: StateRows | None = None,
     ) -> list[QuarantinedRecord]:
         """Decode and validate raw payloads in order; return the quarantined ones.
 

@@ -189,7 +189,9 @@ class RustCheck:
             for _, lo, hi in bounds
         ]
 
-    def state_rows(self, key: str, seq: str | None, time: str | None, quotes: Sequence[str]) -> Any:
+    def state_rows(
+        self, key: str, seq: str | None, time: str | None, quotes: Sequence[str]
+    ) -> _native.StateRows | None:
         """A ``StateRows`` the scan fills with these fields of each payload (see
         ``DataSchemaContractVerifier.state_rows``), or None when one is not a field or a
         quote field is not a number (the scan reads only numbers and nulls as quotes)."""
@@ -218,7 +220,7 @@ def add_payloads(
     windows: list[tuple[int | None, int | None]],
     payloads: Sequence[Any],
     decoded: list[Any] | None,
-    state_rows: Any = None,
+    state_rows: _native.StateRows | None = None,
 ) -> list[QuarantinedRecord]:
     """``BatchAccumulator.add_payloads`` through the core (``decoded`` gets None each;
     ``state_rows``, a ``StateRows``, the state's fields of each payload as the core read them)."""

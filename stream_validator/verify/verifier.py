@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stream_validator.contracts.check import check_contract
 from stream_validator.contracts.model import SchemaContract
@@ -20,6 +20,9 @@ from stream_validator.verify.recordchecks import RecordChecks
 from stream_validator.verify.report import SchemaContractValidationReport
 from stream_validator.verify.rules import RecordInspector
 from stream_validator.verify.rustcore import RustCheck, native_enabled
+
+if TYPE_CHECKING:
+    from stream_validator._native import StateRows
 
 DEFAULT_MAX_PAYLOAD_BYTES = 1_048_576
 
@@ -124,7 +127,7 @@ class DataSchemaContractVerifier:
         *,
         now: datetime | None = None,
         decoded: list[Any] | None = None,
-        rows: Any = None,
+        rows: StateRows | None = None,
     ) -> SchemaContractValidationReport:
         """Validate raw Kafka values: decode each as JSON, then validate it.
 
@@ -158,7 +161,7 @@ class DataSchemaContractVerifier:
 
     def state_rows(
         self, key: str, seq: str | None = None, time: str | None = None, quotes: Sequence[str] = ()
-    ) -> Any:
+    ) -> StateRows | None:
         """A native ``StateRows`` for ``validate_payloads(rows=...)``: the Rust core reads these
         fields of each payload as it judges it (as ``SymbolStateTracker.read`` reads them
         from the decoded record; a row it cannot read so is left absent), for the native

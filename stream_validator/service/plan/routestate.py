@@ -21,6 +21,7 @@ taken for regressions.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -183,6 +184,7 @@ def _fed(
     if fed:
         indices = sorted([*indices, *fed])
         if any(fed.values()):
-            distrust = {at: fed[i] for at, i in enumerate(indices) if fed.get(i)}
+            # Positions of the few distrusting ones (indices: sorted, each index once).
+            distrust = {bisect_left(indices, i): parts for i, parts in fed.items() if parts}
     chosen = list(map(records.__getitem__, indices))
     return indices, list(map(_VALUE, chosen)), list(map(_TOPIC_PARTITION, chosen)), distrust
