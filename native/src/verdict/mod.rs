@@ -474,3 +474,5 @@ fn check<P: Patterns + ?Sized>(
 
 #[cfg(not(fuzzing))]
 pub mod py;
+#[cfg(not(fuzzing))]
+pub mod statefeed;
