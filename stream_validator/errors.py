@@ -9,6 +9,7 @@ Every exception the package raises on purpose derives from one root::
     │   ├── StateSpecError                   every problem of a contract's state section
     │   └── ContractFileError                a contract file that cannot be loaded
     ├── DecodeError (also ValueError)        bytes that are not one JSON value
+    ├── RegistryUnavailableError             the Schema Registry cannot answer (the batch waits)
     ├── ConfigError (also ValueError)        invalid service configuration
     ├── ScenarioSpecError (also ValueError)  a bad simulator --scenario spec
     ├── SimulateError                        the simulator cannot produce
@@ -95,6 +96,11 @@ class ContractFileError(ContractError):
 
 class DecodeError(StreamValidatorError, ValueError):
     """Bytes that cannot be decoded as a single JSON value."""
+
+
+class RegistryUnavailableError(StreamValidatorError):
+    """The Schema Registry cannot answer (down, slow, a 5xx, refused credentials): the records
+    are not judged, their batch is retried; never a reason to quarantine a record."""
 
 
 class ConfigError(StreamValidatorError, ValueError):

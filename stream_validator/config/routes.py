@@ -79,6 +79,7 @@ def route_config(
         on_null_ceiling_breach=doc.on_null_ceiling_breach or "alert",
         max_payload_bytes=max_payload,
         circuit_breaker=breaker,
+        format=doc.format or "json",
     )
 
 

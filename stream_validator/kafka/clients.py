@@ -201,7 +201,7 @@ def _build(
         return factory(_logged(settings))
     except (KafkaException, ValueError, TypeError) as exc:
         raise ConfigError(
-            scrub(f"invalid {role} settings: {exc}", config.kafka.secrets())
+            scrub(f"invalid {role} settings: {exc}", config.secrets())
         ) from None
 
 

@@ -110,7 +110,7 @@ class DlqReplayer:
         self._progress = progress
         self._stop = stop or threading.Event()
         self._clock = clock
-        self._secrets = job.config.kafka.secrets()
+        self._secrets = job.config.secrets()
         self._topics_seen: set[str] = set()
         self._admin: Admin | None = None
         contract = job.verifier.contract

@@ -135,7 +135,7 @@ def run_service(config_path: str, environ: Mapping[str, str] | None = None) -> i
         configure_logging("INFO")
         log.error("invalid configuration", extra={"error": str(exc)})
         return ServiceExit.CONFIG
-    configure_logging(config.log_level, secrets=config.kafka.secrets())
+    configure_logging(config.log_level, secrets=config.secrets())
     log.info("starting", extra=_startup_summary(config))
     registry = CollectorRegistry()
     metrics = ServiceMetrics(registry)
@@ -275,6 +275,7 @@ def _startup_summary(config: ServiceConfig) -> dict[str, Any]:
         "bootstrap_servers": kafka.bootstrap_servers,
         "group_id": kafka.group_id,
         "kafka_settings": redacted({**kafka.settings, **kafka.consumer, **kafka.producer}),
+        "schema_registry": config.schema_registry.redacted(),
         "routes": [
             {
                 "name": r.name,
@@ -282,6 +283,7 @@ def _startup_summary(config: ServiceConfig) -> dict[str, Any]:
                 "contract": f"{r.contract.name} v{r.contract.version}",
                 "clean": r.clean_topic,
                 "dlq": r.dlq_topic,
+                "format": r.format,
                 "on_null_ceiling_breach": r.on_null_ceiling_breach,
                 "circuit_breaker": (
                     str(r.circuit_breaker.action) if r.circuit_breaker is not None else None

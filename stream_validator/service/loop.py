@@ -64,7 +64,7 @@ class StreamService:
     ) -> None:
         self.config = config
         self.state = state or ServiceState()
-        self._secrets = config.kafka.secrets()
+        self._secrets = config.secrets()
         self._reporter = BatchReporter(
             hooks or ServiceHooks(),
             self.state,

@@ -1,0 +1,130 @@
+"""One route's values decoded through confluent-kafka's deserializers, into plain records.
+
+``RecordDecoder.decode_batch`` gives a ``Decoded`` record or an ``Undecodable`` reason per
+value, and raises ``RegistryUnavailableError`` when the registry cannot answer (down, slow,
+a 5xx, refused credentials): a good record must never reach the DLQ because the registry was
+away, so the caller retries the whole batch. A registry that answers 404 for a schema id is
+an answer (the id does not exist): that value is undecodable.
+
+The writer schema is the one the value names (its prefix or header, ``wire``); its version is
+the one the registry lists under the value's subject (``<topic>-value``), else the first it
+lists, both cached per id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import httpx2
+from confluent_kafka.schema_registry import SchemaRegistryClient, SchemaRegistryError
+from confluent_kafka.schema_registry.avro import AvroDeserializer
+from confluent_kafka.schema_registry.json_schema import JSONDeserializer
+from confluent_kafka.serialization import MessageField, SerializationContext
+
+from stream_validator.config.model import RecordFormat
+from stream_validator.errors import RegistryUnavailableError
+from stream_validator.records import SourceRecord
+from stream_validator.registry.outcome import Decoded, DecodeResult, SchemaRef, Undecodable
+from stream_validator.registry.protobuf import DynamicProtobufDeserializer, message_record
+from stream_validator.registry.wire import WireFormatError, value_schema_ref
+
+#: Texts of a decode error quoted in a DLQ reason are cut here (they may quote bytes).
+_MAX_REASON = 300
+
+
+def _deserializer(
+    fmt: RecordFormat, client: SchemaRegistryClient
+) -> Callable[[bytes, SerializationContext], Any]:
+    if fmt == "avro":
+        # Logical types decoded by fastavro: timestamp-* -> datetime, decimal -> Decimal.
+        return AvroDeserializer(client)  # type: ignore[no-any-return]
+    if fmt == "json-schema":
+        return JSONDeserializer(None, schema_registry_client=client)  # type: ignore[no-any-return]
+    if fmt == "protobuf":
+        dynamic = DynamicProtobufDeserializer(client)
+        return lambda data, ctx: message_record(dynamic(data, ctx))
+    raise ValueError(f"not a registry format: {fmt!r}")
+
+
+class RecordDecoder:
+    """Decodes the values of one route (``fmt``: avro, protobuf or json-schema)."""
+
+    __slots__ = ("_client", "_decode", "_versions", "format")
+
+    def __init__(self, fmt: RecordFormat, client: SchemaRegistryClient) -> None:
+        self.format = fmt
+        self._client = client
+        self._decode = _deserializer(fmt, client)
+        self._versions: dict[tuple[int | str | None, str], SchemaRef] = {}
+
+    def decode_batch(self, records: Sequence[SourceRecord]) -> list[DecodeResult | None]:
+        """Each record's value decoded, in order. Raises RegistryUnavailableError."""
+        return [self.decode(record) for record in records]
+
+    def decode(self, record: SourceRecord) -> DecodeResult | None:
+        """One value decoded; None for a tombstone (judged as with JSON: not a mapping)."""
+        value = record.value
+        if value is None:
+            return None
+        try:
+            ref = value_schema_ref(value, record.headers)
+        except WireFormatError as exc:
+            return Undecodable(f"not in the Schema Registry wire format: {exc}", None)
+        ctx = SerializationContext(record.topic, MessageField.VALUE, list(record.headers))
+        try:
+            decoded = self._decode(value, ctx)
+        except SchemaRegistryError as exc:
+            if exc.http_status_code == 404:
+                return Undecodable(f"schema {_name(ref)} is not in the registry: {exc}", ref)
+            raise _unavailable(exc) from exc
+        except (httpx2.HTTPError, OSError) as exc:
+            raise _unavailable(exc) from exc
+        except Exception as exc:  # anything the bytes made the deserializer raise
+            reason = f"{type(exc).__name__}: {exc}"[:_MAX_REASON]
+            return Undecodable(
+                f"payload does not decode as {self.format} under schema {_name(ref)}: {reason}",
+                ref,
+            )
+        if not isinstance(decoded, dict):
+            return Undecodable(
+                f"payload decodes to {type(decoded).__name__}, not a record (mapping)", ref
+            )
+        return Decoded(decoded, self._with_version(ref, record.topic))
+
+    def _with_version(self, ref: SchemaRef, topic: str) -> SchemaRef:
+        """``ref`` with its id (of a GUID) and its version under the topic's subject."""
+        key = (ref.id if ref.id is not None else ref.guid, topic)
+        known = self._versions.get(key)
+        if known is None:
+            known = self._versions[key] = self._lookup(ref, f"{topic}-value")
+        return known
+
+    def _lookup(self, ref: SchemaRef, subject: str) -> SchemaRef:
+        client = self._client
+        try:
+            if ref.id is not None:
+                schema = client.get_schema(ref.id)
+            else:
+                schema = client.get_schema_by_guid(str(ref.guid))
+            registered = client.lookup_schema(subject, schema)
+        except SchemaRegistryError as exc:
+            if exc.http_status_code == 404:  # not under this subject (another naming)
+                return ref
+            raise _unavailable(exc) from exc
+        except (httpx2.HTTPError, OSError) as exc:
+            raise _unavailable(exc) from exc
+        return ref._replace(
+            id=ref.id if ref.id is not None else registered.schema_id,
+            version=registered.version,
+        )
+
+
+def _name(ref: SchemaRef) -> str:
+    return f"id {ref.id}" if ref.id is not None else f"guid {ref.guid}"
+
+
+def _unavailable(exc: Exception) -> RegistryUnavailableError:
+    status = getattr(exc, "http_status_code", None)
+    what = f"HTTP {status}" if status is not None else type(exc).__name__
+    return RegistryUnavailableError(f"the schema registry cannot answer ({what}): {exc}"[:500])
