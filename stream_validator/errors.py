@@ -102,6 +102,9 @@ class RegistryUnavailableError(StreamValidatorError):
     """The Schema Registry cannot answer (down, slow, a 5xx, refused credentials): the records
     are not judged, their batch is retried; never a reason to quarantine a record."""
 
+    #: The route whose values were being decoded (set by the service loop).
+    route: str | None = None
+
 
 class ConfigError(StreamValidatorError, ValueError):
     """Service configuration is invalid; the message names the offending key."""

@@ -37,7 +37,12 @@ from msgspec import inspect as msgspec_inspect
 from stream_validator import SchemaContractValidationReport, errors
 from stream_validator.config.breaker import BreakerAction, BreakerSpec
 from stream_validator.config.schema import ConfigDoc
-from stream_validator.config.settings import KafkaConfig, RouteConfig, ServiceConfig
+from stream_validator.config.settings import (
+    KafkaConfig,
+    RouteConfig,
+    SchemaRegistryConfig,
+    ServiceConfig,
+)
 
 
 class DocsTableError(Exception):
@@ -198,6 +203,7 @@ _SECTION_DEFAULTS: dict[str, tuple[type, str]] = {
     "kafka": (KafkaConfig, ""),
     "service": (ServiceConfig, ""),
     "routes": (RouteConfig, ""),
+    "schema_registry": (SchemaRegistryConfig, ""),
 }
 
 
@@ -267,7 +273,8 @@ def service_registry() -> Any:
     from stream_validator.service.telemetry.breakermetrics import BreakerMetrics
     from stream_validator.service.telemetry.integritymetrics import IntegrityMetrics
     from stream_validator.service.telemetry.metrics import ServiceMetrics
-    from stream_validator.service.telemetry.reloadmetrics import ReloadMetrics
+    from stream_validator.service.telemetry.registrymetrics import RegistryMetrics
+from stream_validator.service.telemetry.reloadmetrics import ReloadMetrics
 
     registry = CollectorRegistry()
     metrics = ServiceMetrics(registry)
@@ -303,6 +310,7 @@ def service_registry() -> Any:
     integrity.set_non_finite_fields("tick", ["price"])
     BreakerMetrics(registry, ["ticks"])
     ReloadMetrics(registry, ["tick"])
+    RegistryMetrics(registry, ["ticks"])
     return registry
 
 

@@ -4,7 +4,6 @@ decoding, ``schema``): each raises a ConfigError listing every problem it finds.
 from __future__ import annotations
 
 import re
-
 from collections.abc import Sequence
 
 from stream_validator.config.model import (
@@ -164,9 +163,7 @@ def registry_problems(registry: SchemaRegistryConfig, routes: Sequence[RouteConf
     elif not re.match(r"(?i)(https?|mock)://", registry.url):
         problems.append("schema_registry.url: expected an http:// or https:// URL")
     if (registry.basic_auth_user is None) != (registry.basic_auth_password is None):
-        problems.append(
-            "schema_registry: basic_auth_user and basic_auth_password go together"
-        )
+        problems.append("schema_registry: basic_auth_user and basic_auth_password go together")
     if registry.bearer_token is not None and registry.basic_auth_user is not None:
         problems.append("schema_registry: either basic auth or bearer_token, not both")
     if registry.ssl_key_location is not None and registry.ssl_certificate_location is None:

@@ -104,11 +104,12 @@ def config_from_mapping(
     if "batch_max_in_flight_records" not in options:  # the default fits any batch size
         batch = options.get("batch_max_records", 0)
         options["batch_max_in_flight_records"] = max(DEFAULT_MAX_IN_FLIGHT_RECORDS, batch)
+    registry: dict[str, Any] = doc.schema_registry.given()
     config = ServiceConfig(
         kafka=KafkaConfig(**kafka),
         routes=(),
         source=source,
-        schema_registry=SchemaRegistryConfig(**doc.schema_registry.given()),
+        schema_registry=SchemaRegistryConfig(**registry),
         **options,
     )
     check_transaction_timeouts(config)

@@ -44,8 +44,5 @@ def client_settings(config: SchemaRegistryConfig) -> dict[str, Any]:
 
 def registry_client(config: SchemaRegistryConfig) -> SchemaRegistryClient:
     """A client of the configured registry (``mock://NAME``: confluent-kafka's in-memory
-    registry, shared by every client of that name, for tests)."""
-    settings = client_settings(config)
-    if str(config.url).startswith("mock://"):
-        return SchemaRegistryClient.new_client({"url": config.url})
-    return SchemaRegistryClient(settings)
+    registry, empty and private to this client, for tests)."""
+    return SchemaRegistryClient.new_client(client_settings(config))

@@ -22,9 +22,10 @@ from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from stream_validator.config.model import RecordFormat
-from stream_validator.errors import RegistryUnavailableError
+from stream_validator.config.model import RecordFormat, RouteConfig, SchemaRegistryConfig
+from stream_validator.errors import ConfigError, RegistryUnavailableError
 from stream_validator.records import SourceRecord
+from stream_validator.registry.client import registry_client
 from stream_validator.registry.outcome import Decoded, DecodeResult, SchemaRef, Undecodable
 from stream_validator.registry.protobuf import DynamicProtobufDeserializer, message_record
 from stream_validator.registry.wire import WireFormatError, value_schema_ref
@@ -128,3 +129,20 @@ def _unavailable(exc: Exception) -> RegistryUnavailableError:
     status = getattr(exc, "http_status_code", None)
     what = f"HTTP {status}" if status is not None else type(exc).__name__
     return RegistryUnavailableError(f"the schema registry cannot answer ({what}): {exc}"[:500])
+
+
+def route_decoders(
+    routes: Sequence[RouteConfig],
+    config: SchemaRegistryConfig,
+    client: SchemaRegistryClient | None = None,
+) -> dict[str, RecordDecoder]:
+    """A decoder per route with a registry format, sharing one client (and so its schema
+    cache): ``client``, else one built from ``config``. Empty when every route is JSON."""
+    wanted = [route for route in routes if route.format != "json"]
+    if not wanted:
+        return {}
+    try:
+        shared = client if client is not None else registry_client(config)
+    except (ValueError, TypeError) as exc:  # confluent-kafka's word on the settings
+        raise ConfigError(f"schema_registry: {exc}") from None
+    return {route.name: RecordDecoder(route.format, shared) for route in wanted}

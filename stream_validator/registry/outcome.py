@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from stream_validator.verify import Violation, ViolationKind
+from stream_validator.verify.malformed import tombstone
+
+if TYPE_CHECKING:
+    from stream_validator.verify.batch import BatchAccumulator
+    from stream_validator.verify.report import QuarantinedRecord
 
 
 class SchemaRef(NamedTuple):
@@ -38,3 +45,17 @@ class Undecodable(NamedTuple):
 
 
 DecodeResult = Decoded | Undecodable
+
+
+def judge_decoded(
+    batch: BatchAccumulator, result: DecodeResult | None, value: bytes | None
+) -> QuarantinedRecord | None:
+    """Add one decoded value to a verifier's batch, as the service and replay both judge it:
+    a record through the contract's checks, an undecodable one quarantined as
+    ``undecodable`` with its reason (``value``, the original bytes, its evidence), a
+    tombstone (None) as with JSON. Its QuarantinedRecord, or None when valid."""
+    if result is None:
+        return batch.add_rejected(None, tombstone())
+    if isinstance(result, Decoded):
+        return batch.add_record(result.record)
+    return batch.add_rejected(value, Violation(None, ViolationKind.UNDECODABLE, result.reason))

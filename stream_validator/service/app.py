@@ -38,6 +38,7 @@ from stream_validator.service.telemetry.breakermetrics import BreakerMetrics
 from stream_validator.service.telemetry.integritymetrics import IntegrityMetrics
 from stream_validator.service.telemetry.logs import configure_logging
 from stream_validator.service.telemetry.metrics import CollectorRegistry, ServiceMetrics
+from stream_validator.service.telemetry.registrymetrics import RegistryMetrics
 from stream_validator.service.telemetry.reloadmetrics import ReloadMetrics
 
 log = logging.getLogger("stream_validator.service.app")
@@ -152,6 +153,9 @@ def run_service(config_path: str, environ: Mapping[str, str] | None = None) -> i
     state = ServiceState()
     try:
         hooks = metrics_hooks(metrics, integrity, breaker_metrics, reload_metrics)
+        registry_routes = [r.name for r in config.routes if r.format != "json"]
+        if registry_routes:
+            hooks.on_registry_unavailable = RegistryMetrics(registry, registry_routes).observe
         service = StreamService(config, hooks=hooks, state=state)
         token_file = config.resume_token_file
         health = HealthServer(

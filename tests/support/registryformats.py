@@ -81,7 +81,10 @@ def tick_message_class() -> type[Message]:
     pool = descriptor_pool.DescriptorPool()
     pool.AddSerializedFile(timestamp_pb2.DESCRIPTOR.serialized_pb)
     file = descriptor_pb2.FileDescriptorProto(
-        name="tick.proto", package="md", syntax="proto3", dependency=["google/protobuf/timestamp.proto"]
+        name="tick.proto",
+        package="md",
+        syntax="proto3",
+        dependency=["google/protobuf/timestamp.proto"],
     )
     side = file.enum_type.add(name="Side")
     side.value.add(name="BUY", number=0)
@@ -99,16 +102,25 @@ def tick_message_class() -> type[Message]:
         start=1,
     ):
         tick.field.add(name=name, number=number, type=kind, label=f.LABEL_OPTIONAL)
-    tick.field.add(name="side", number=6, type=f.TYPE_ENUM, type_name=".md.Side", label=f.LABEL_OPTIONAL)
     tick.field.add(
-        name="venue", number=7, type=f.TYPE_STRING, label=f.LABEL_OPTIONAL,
-        proto3_optional=True, oneof_index=0,
+        name="side", number=6, type=f.TYPE_ENUM, type_name=".md.Side", label=f.LABEL_OPTIONAL
+    )
+    tick.field.add(
+        name="venue",
+        number=7,
+        type=f.TYPE_STRING,
+        label=f.LABEL_OPTIONAL,
+        proto3_optional=True,
+        oneof_index=0,
     )
     tick.oneof_decl.add(name="_venue")
     for number, name in ((8, "ts"), (9, "recv")):
         tick.field.add(
-            name=name, number=number, type=f.TYPE_MESSAGE,
-            type_name=".google.protobuf.Timestamp", label=f.LABEL_OPTIONAL,
+            name=name,
+            number=number,
+            type=f.TYPE_MESSAGE,
+            type_name=".google.protobuf.Timestamp",
+            label=f.LABEL_OPTIONAL,
         )
     pool.Add(file)
     return GetMessageClass(pool.FindMessageTypeByName("md.Tick"))
