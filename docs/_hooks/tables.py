@@ -266,7 +266,7 @@ def config_reference(block: str) -> str:
 
 def service_registry() -> Any:
     """A registry holding every metric the service registers, as ``run_service`` builds it
-    (ServiceMetrics, IntegrityMetrics, BreakerMetrics, ReloadMetrics), each labelled series
+    (ServiceMetrics, IntegrityMetrics, BreakerMetrics, ReloadMetrics, RegistryMetrics), each labelled series
     exercised once so its label names show."""
     from prometheus_client import CollectorRegistry
 
@@ -274,7 +274,7 @@ def service_registry() -> Any:
     from stream_validator.service.telemetry.integritymetrics import IntegrityMetrics
     from stream_validator.service.telemetry.metrics import ServiceMetrics
     from stream_validator.service.telemetry.registrymetrics import RegistryMetrics
-from stream_validator.service.telemetry.reloadmetrics import ReloadMetrics
+    from stream_validator.service.telemetry.reloadmetrics import ReloadMetrics
 
     registry = CollectorRegistry()
     metrics = ServiceMetrics(registry)
