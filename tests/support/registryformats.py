@@ -65,11 +65,11 @@ version: "1"
 max_allowed_null_pct: 100
 fields:
   - {name: symbol, type: str}
-  - {name: bid, type: float, min: 0}
-  - {name: ask, type: float, min: 0}
-  - {name: size, type: int, min: 1}
+  - {name: bid, type: float, min_value: 0}
+  - {name: ask, type: float, min_value: 0}
+  - {name: size, type: int, min_value: 1}
   - {name: level, type: int}
-  - {name: side, type: str, allowed_values: [BUY, SELL]}
+  - {name: side, type: str, allowed: [BUY, SELL]}
   - {name: venue, type: str, nullable: true}
   - {name: ts, type: datetime}
   - {name: recv, type: datetime}
