@@ -178,3 +178,29 @@ def test_timestamps_are_utc() -> None:
     result = RecordDecoder("avro", client).decode(framed("avro", client))
     assert isinstance(result, Decoded)
     assert result.record["ts"] == datetime(2026, 12, 3, 12, 0, 0, 123000, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("header_id", [False, True], ids=["prefix", "header"])
+def test_the_avro_writer_reader_equals_confluents_deserializer(header_id: bool) -> None:
+    """AvroWriterDeserializer gives what AvroDeserializer gives on the same values (every
+    field type of the tick, nulls and not), and fails where it fails."""
+    from confluent_kafka.schema_registry.avro import AvroDeserializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    from stream_validator.registry.decoder import AvroWriterDeserializer
+
+    client = registry_client(SchemaRegistryConfig(url="mock://diff"))
+    ours, theirs = AvroWriterDeserializer(client), AvroDeserializer(client)
+    write = serializer("avro", client, header_id=header_id)
+    for tick in (TICK, {**TICK, "venue": "XNAS", "side": "SELL", "size": 2**40, "bid": -0.0}):
+        value, headers = write("t", tick)
+        ctx = SerializationContext("t", MessageField.VALUE, headers)
+        assert ours(value, ctx) == theirs(value, ctx) == tick
+    value, headers = write("t", TICK)
+    for broken in (value[:-3], value[:5]):
+        ctx = SerializationContext("t", MessageField.VALUE, headers)
+        with pytest.raises(Exception) as mine:
+            ours(broken, ctx)
+        with pytest.raises(Exception) as reference:
+            theirs(broken, ctx)
+        assert type(mine.value) is type(reference.value)
