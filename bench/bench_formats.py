@@ -36,9 +36,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from stream_validator.codec import encode_json  # noqa: E402
-from stream_validator.config.model import SchemaRegistryConfig  # noqa: E402
+from stream_validator.config.model import RouteConfig, SchemaRegistryConfig  # noqa: E402
 from stream_validator.contracts.loader import load_contract  # noqa: E402
-from stream_validator.config.model import RouteConfig  # noqa: E402
 from stream_validator.records import SourceRecord  # noqa: E402
 from stream_validator.registry.client import registry_client  # noqa: E402
 from stream_validator.registry.decoder import RecordDecoder  # noqa: E402
