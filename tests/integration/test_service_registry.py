@@ -43,9 +43,7 @@ def registry_inputs(fmt: str, client: Any, source: str) -> tuple[list[Any], list
 
 
 @pytest.mark.parametrize("fmt", ["avro", "protobuf", "json-schema"])
-def test_every_format_clean_and_dlq_exactly(
-    kafka_bootstrap: str, tmp_path: Path, fmt: str
-) -> None:
+def test_every_format_clean_and_dlq_exactly(kafka_bootstrap: str, tmp_path: Path, fmt: str) -> None:
     """Every good record clean byte for byte in order, every bad one in the DLQ with the
     reason and its schema id, nothing else (one partition, so order is the source's)."""
     client = registry_client(SchemaRegistryConfig(url=f"mock://it-{fmt}"))
