@@ -34,6 +34,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "resume": ("resume", "close a route's DLQ circuit breaker on a running service"),
     "simulate": ("simulate", "produce simulated market data (with vendor drift) to a topic"),
     "dev-kafka": ("devkafka", "run a local single-node Kafka broker (development)"),
+    "dev-registry": (
+        "devregistry",
+        "run a local Schema Registry, Apicurio, Confluent-compatible (development)",
+    ),
     "replay": ("replay", "re-validate quarantined DLQ records and send the fixed ones on"),
     "infer": ("infer", "draft a contract from a JSON-lines file or a topic sample"),
     "diff-contract": (
