@@ -109,6 +109,11 @@ class RecordDecoder:
         self._decode = _deserializer(fmt, client)
         self._versions: dict[tuple[int | str | None, str], SchemaRef] = {}
 
+    def close(self) -> None:
+        """Close the registry client's HTTP session (shared by a route_decoders set: safe to
+        call once per decoder)."""
+        self._client.close()
+
     def decode_batch(self, records: Sequence[SourceRecord]) -> list[DecodeResult | None]:
         """Each record's value decoded, in order. Raises RegistryUnavailableError."""
         return [self.decode(record) for record in records]

@@ -268,6 +268,7 @@ class StreamService:
                     extra={"problem": outcome.reason},
                 )
         self._reporter.summarise(final=True)
+        self._registry.close()
         try:
             consumer.close()  # leaves the group
         except (KafkaClientError, RuntimeError) as exc:

@@ -63,6 +63,11 @@ class RegistryWait:
             exc.route = route
             raise
 
+    def close(self) -> None:
+        """Close the registry clients (at shutdown)."""
+        for decoder in self._decoders.values():
+            decoder.close()
+
     def answered(self) -> None:
         """A batch was decoded (or needed no registry): the next outage starts its backoff anew."""
         self.waits = 0
