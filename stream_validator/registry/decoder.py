@@ -131,7 +131,7 @@ class RecordDecoder:
         try:
             decoded = self._decode(value, ctx)
         except SchemaRegistryError as exc:
-            if exc.http_status_code == 404:
+            if _is_an_answer(exc):
                 return Undecodable(f"schema {_name(ref)} is not in the registry: {exc}", ref)
             raise _unavailable(exc) from exc
         except (httpx2.HTTPError, OSError) as exc:
@@ -165,7 +165,7 @@ class RecordDecoder:
                 schema = client.get_schema_by_guid(str(ref.guid))
             registered = client.lookup_schema(subject, schema)
         except SchemaRegistryError as exc:
-            if exc.http_status_code == 404:  # not under this subject (another naming)
+            if _is_an_answer(exc):  # e.g. 404: not under this subject (another naming)
                 return ref
             raise _unavailable(exc) from exc
         except (httpx2.HTTPError, OSError) as exc:
@@ -174,6 +174,18 @@ class RecordDecoder:
             id=ref.id if ref.id is not None else registered.schema_id,
             version=registered.version,
         )
+
+
+#: 4xx answers that say nothing about the request: retry (credentials, rate, timeout).
+_TRANSIENT_4XX = frozenset({401, 403, 407, 408, 425, 429})
+
+
+def _is_an_answer(exc: SchemaRegistryError) -> bool:
+    """True for the registry's verdict on the request itself (404 not found, 422 and other
+    4xx), which asking again will not change; False for a registry that could not answer
+    (5xx, no status) or refused the client (401, 403, 429...), which the batch waits out."""
+    status = exc.http_status_code
+    return isinstance(status, int) and 400 <= status < 500 and status not in _TRANSIENT_4XX
 
 
 def _name(ref: SchemaRef) -> str:

@@ -204,3 +204,25 @@ def test_the_avro_writer_reader_equals_confluents_deserializer(header_id: bool) 
         with pytest.raises(Exception) as reference:
             theirs(broken, ctx)
         assert type(mine.value) is type(reference.value)
+
+
+@pytest.mark.parametrize(
+    ("status", "waits"), [(404, False), (422, False), (401, True), (429, True), (503, True)]
+)
+def test_a_4xx_verdict_is_undecodable_and_the_rest_waits(status: int, waits: bool) -> None:
+    """404/422: the registry's answer on the id (undecodable); 401/429/5xx: it could not or
+    would not answer now (RegistryUnavailableError: the batch waits)."""
+    from confluent_kafka.schema_registry import SchemaRegistryError
+
+    class Refusing(FlakyRegistry):
+        def get_schema(self, *args: Any, **kwargs: Any) -> Any:
+            raise SchemaRegistryError(status, status * 100, "refused")
+
+    decoder = RecordDecoder("avro", Refusing())
+    value = record("t", b"\x00\x00\x00\x00\x05payload")
+    if waits:
+        with pytest.raises(RegistryUnavailableError, match=f"HTTP {status}"):
+            decoder.decode(value)
+    else:
+        result = decoder.decode(value)
+        assert isinstance(result, Undecodable) and result.schema == SchemaRef(5)
