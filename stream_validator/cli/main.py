@@ -6,7 +6,7 @@ given is imported (the others pull in the Kafka client, the replay, the dev brok
 top-level ``--help`` lists ``COMMANDS`` without importing any. Every option's help shows its default
 (``argtypes.show_defaults``). Exit codes: the IntEnums of ``errors`` (``CheckExit``,
 ``ServiceExit``, ``ResumeExit``, ``ReplayExit``, ``SimulateExit``, ``InferExit``,
-``DiffExit``), whose comments the docs' exit-code tables are generated from.
+``DiffExit``, ``FromRegistryExit``), whose comments the docs' exit-code tables are generated from.
 """
 
 from __future__ import annotations
@@ -40,6 +40,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "replay": ("replay", "re-validate quarantined DLQ records and send the fixed ones on"),
     "infer": ("infer", "draft a contract from a JSON-lines file or a topic sample"),
+    "contract": (
+        "fromregistry",
+        "contract from-registry: a contract file from a Schema Registry subject",
+    ),
     "diff-contract": (
         "diffcontract",
         "classify the changes between two contract versions (exit 1: tightening)",

@@ -44,6 +44,8 @@ from stream_validator.errors import DevBrokerError
 _POLL_S = 0.2
 _BIND_ATTEMPTS = 3
 _PORT_TAKEN = ("Address already in use", "Port already bound")
+# Loopback probes never go through an http_proxy from the environment.
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 class _PortTakenError(DevBrokerError):
@@ -272,7 +274,7 @@ class LocalSchemaRegistry:
 def _answers(url: str) -> bool:
     """Whether ``url`` answers 200 within two seconds."""
     try:
-        with urllib.request.urlopen(url, timeout=2.0) as response:
+        with _DIRECT.open(url, timeout=2.0) as response:
             return int(response.status) == 200
     except urllib.error.HTTPError as exc:  # 503 while starting: it holds an open response
         exc.close()

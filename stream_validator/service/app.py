@@ -239,8 +239,8 @@ def _ignore(_signum: int, _frame: FrameType | None) -> None:
 
 
 def _watch_signals(read_fd: int, service: StreamService, deadline_s: float) -> None:
-    while True:
-        for signum in os.read(read_fd, 64):
+    while chunk := os.read(read_fd, 64):  # b"": every write end closed, nothing more can come
+        for signum in chunk:
             if signum == signal.SIGHUP:
                 log.info("SIGHUP: contract files will be looked at again")
                 service.request_reload()

@@ -147,11 +147,20 @@ def test_keep_data_keeps_schemas_and_ids_across_a_kill(
     restartable_registry.stop()
 
 
-def test_cli_status_and_stop(restartable_registry: LocalSchemaRegistry) -> None:
-    """`dev-registry status` reports the running registry; `stop` ends it, status then exits 1."""
+def test_cli_start_prints_the_url_last_then_status_and_stop(
+    restartable_registry: LocalSchemaRegistry,
+) -> None:
+    """`dev-registry start` prints the API URL as its last stdout line (the same URL again on
+    the same state dir), `status` reports it, `stop` ends it and `status` then exits 1."""
+    url = restartable_registry.url
+    restartable_registry.stop()
     state = ["--state-dir", str(restartable_registry.layout.root)]
+    started = _cli("start", *state)
+    assert started.returncode == 0, started.stderr
+    assert started.stdout.splitlines()[-1] == url
+    assert "ready in" in started.stderr
     status = _cli("status", *state)
-    assert status.returncode == 0 and restartable_registry.url in status.stdout
+    assert status.returncode == 0 and url in status.stdout
     assert _cli("stop", *state).returncode == 0
     assert _cli("status", *state).returncode == 1
     assert not restartable_registry.is_running()
@@ -163,4 +172,4 @@ def _avro_schema() -> Schema:
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, "-m", "stream_validator", "dev-registry", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
