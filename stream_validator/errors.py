@@ -34,7 +34,8 @@ and ``PatternError`` (a source_pattern outside the portable syntax); and the ver
 internal signals, each caught inside the verifier (``UnsupportedContract``,
 ``UnplannableContract``, ``RulesTooDeep``, ``RuleDeclined``, ``expr_eval._Skip``); and
 ``registry.wire.WireFormatError`` (a value without a schema id), which the registry decoder
-turns into an ``undecodable`` verdict (a test holds this list to the code). The exit codes of each command are the IntEnums at the end.
+turns into an ``undecodable`` verdict (a test holds this list to the code). The exit codes
+of each command are the IntEnums at the end.
 
 Bad *records* never raise: they become violations in a report. Exceptions are for
 bad setup (contracts, config) and for callers that decode bytes directly.
