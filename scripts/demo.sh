@@ -2,7 +2,8 @@
 # The demo (docs/quickstart.md): a local Kafka broker, the validator service, and
 # simulated market data with vendor drift and integrity faults (a crossed book, a sequence
 # gap, stale timestamps, a frozen quote, a bad deploy) and an order feed with values its
-# contract's string checks refuse; then a report of what happened.
+# contract's string checks refuse; one tick feed in Avro through a local Schema Registry
+# (Apicurio, Java 21+); then a report of what happened.
 #   scripts/demo.sh                 run for ~30 s, report, stop everything
 #   DEMO_SECONDS=60 scripts/demo.sh
 #   scripts/demo.sh --keep-running  leave broker and service up to explore (stop: scripts/demo.sh --stop)
@@ -18,6 +19,7 @@ stop_all() {
     rm -f "$STATE/service.pid"
   fi
   [ -x "$SV" ] && "$SV" dev-kafka stop --state-dir "$STATE/kafka" >/dev/null 2>&1 || true
+  [ -x "$SV" ] && "$SV" dev-registry stop --state-dir "$STATE/registry" >/dev/null 2>&1 || true
 }
 if [ "${1:-}" = "--stop" ]; then stop_all; echo "demo stopped"; exit 0; fi
 KEEP=0; [ "${1:-}" = "--keep-running" ] && KEEP=1
@@ -29,6 +31,28 @@ rm -rf "$STATE" && mkdir -p "$STATE"
 
 echo "==> starting a local Kafka broker (first run: jars from Maven Central)" >&2
 BOOTSTRAP=$("$SV" dev-kafka start --state-dir "$STATE/kafka" | tail -n1)
+echo "==> starting a local Schema Registry (first run: Apicurio from Maven Central)" >&2
+REGISTRY=$("$SV" dev-registry start --state-dir "$STATE/registry" | tail -n1)
+# The demo's config: config/service.yaml plus one Avro route (md.ticks.avro) and the registry.
+CONFIG="$STATE/service.yaml"
+.venv/bin/python - "$REGISTRY" "$CONFIG" <<'PY'
+import sys
+from pathlib import Path
+
+import yaml
+
+registry, out = sys.argv[1], Path(sys.argv[2])
+config = yaml.safe_load(Path("config/service.yaml").read_text())
+for route in config["routes"]:  # contract paths stay relative to config/
+    route["contract"] = str(Path("config", route["contract"]).resolve())
+config["routes"].append({
+    "name": "ticks-avro", "source_topics": ["md.ticks.avro"], "format": "avro",
+    "contract": str(Path("config/contracts/tick.yaml").resolve()),
+    "clean_topic": "md.ticks.avro.clean", "dlq_topic": "md.ticks.avro.dlq",
+})
+config["schema_registry"] = {"url": registry}
+out.write_text(yaml.safe_dump(config, sort_keys=False))
+PY
 free_port() { .venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 export SV_KAFKA__BOOTSTRAP_SERVERS="$BOOTSTRAP" KAFKA_BOOTSTRAP_SERVERS="$BOOTSTRAP"
 export SV_KAFKA__GROUP_ID="stream-validator-demo"
@@ -36,10 +60,10 @@ export SV_SERVICE__HEALTH_PORT=$(free_port) SV_METRICS__PORT=$(free_port)
 export SV_BATCH__TIMEOUT_S=0.5
 
 echo "==> creating topics" >&2
-"$SV" create-topics --config config/service.yaml --partitions 3 >&2
+"$SV" create-topics --config "$CONFIG" --partitions 3 >&2
 
 echo "==> starting the validator service (log: $STATE/service.log)" >&2
-"$SV" run --config config/service.yaml >"$STATE/service.log" 2>&1 &
+"$SV" run --config "$CONFIG" >"$STATE/service.log" 2>&1 &
 echo $! >"$STATE/service.pid"
 for _ in $(seq 1 150); do
   curl -fs "http://127.0.0.1:$SV_SERVICE__HEALTH_PORT/readyz" >/dev/null 2>&1 && break
@@ -77,15 +101,22 @@ sims+=($!)
   --scenario empty_order_id@11s+1s:0.5 \
   --scenario field_rename@15s+2s:0.2 >"$STATE/sim-orders.json" &
 sims+=($!)
+# The same ticks in Avro, written by confluent-kafka's AvroSerializer under a schema derived
+# from the tick contract; garbage cannot be written as Avro and goes out unframed (undecodable).
+"$SV" simulate --topic md.ticks.avro --entity tick --rate 100 --duration "$SECS" --seed 11 \
+  --format avro --schema-registry "$REGISTRY" --contract config/contracts/tick.yaml \
+  --scenario crossed_book@6s+2s:0.2 \
+  --scenario garbage@every10s+1s:0.2 >"$STATE/sim-ticks-avro.json" &
+sims+=($!)
 for pid in "${sims[@]}"; do wait "$pid" || echo "warning: a simulator exited $?" >&2; done
 sleep 3  # let the service drain the last batches
 
-.venv/bin/python scripts/demo_report.py --config config/service.yaml --log "$STATE/service.log" \
+.venv/bin/python scripts/demo_report.py --config "$CONFIG" --log "$STATE/service.log" \
   --health "http://127.0.0.1:$SV_SERVICE__HEALTH_PORT" \
   --metrics "http://127.0.0.1:$SV_METRICS__PORT/metrics" \
   --simulator "$STATE"/sim-*.json
 
 if [ "$KEEP" = 1 ]; then
   echo
-  echo "broker $BOOTSTRAP and the service keep running; stop them with: scripts/demo.sh --stop"
+  echo "broker $BOOTSTRAP, registry $REGISTRY and the service keep running; stop them with: scripts/demo.sh --stop"
 fi

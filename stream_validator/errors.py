@@ -9,6 +9,7 @@ Every exception the package raises on purpose derives from one root::
     │   ├── StateSpecError                   every problem of a contract's state section
     │   └── ContractFileError                a contract file that cannot be loaded
     ├── DecodeError (also ValueError)        bytes that are not one JSON value
+    ├── RegistryUnavailableError             the Schema Registry cannot answer (the batch waits)
     ├── ConfigError (also ValueError)        invalid service configuration
     ├── ScenarioSpecError (also ValueError)  a bad simulator --scenario spec
     ├── SimulateError                        the simulator cannot produce
@@ -31,8 +32,10 @@ ConfigError / ContractFileError by their callers:
 ``YamlFileError`` (an unreadable YAML text, or one that does not decode into its typed form)
 and ``PatternError`` (a source_pattern outside the portable syntax); and the verifier's
 internal signals, each caught inside the verifier (``UnsupportedContract``,
-``UnplannableContract``, ``RulesTooDeep``, ``RuleDeclined``, ``expr_eval._Skip``; a test
-holds this list to the code). The exit codes of each command are the IntEnums at the end.
+``UnplannableContract``, ``RulesTooDeep``, ``RuleDeclined``, ``expr_eval._Skip``); and
+``registry.wire.WireFormatError`` (a value without a schema id), which the registry decoder
+turns into an ``undecodable`` verdict (a test holds this list to the code). The exit codes
+of each command are the IntEnums at the end.
 
 Bad *records* never raise: they become violations in a report. Exceptions are for
 bad setup (contracts, config) and for callers that decode bytes directly.
@@ -99,6 +102,14 @@ class ContractFileError(ContractError):
 
 class DecodeError(StreamValidatorError, ValueError):
     """Bytes that cannot be decoded as a single JSON value."""
+
+
+class RegistryUnavailableError(StreamValidatorError):
+    """The Schema Registry cannot answer (down, slow, a 5xx, refused credentials): the records
+    are not judged, their batch is retried; never a reason to quarantine a record."""
+
+    #: The route whose values were being decoded (set by the service loop).
+    route: str | None = None
 
 
 class ConfigError(StreamValidatorError, ValueError):

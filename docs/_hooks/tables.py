@@ -37,7 +37,12 @@ from msgspec import inspect as msgspec_inspect
 from stream_validator import SchemaContractValidationReport, errors
 from stream_validator.config.breaker import BreakerAction, BreakerSpec
 from stream_validator.config.schema import ConfigDoc
-from stream_validator.config.settings import KafkaConfig, RouteConfig, ServiceConfig
+from stream_validator.config.settings import (
+    KafkaConfig,
+    RouteConfig,
+    SchemaRegistryConfig,
+    ServiceConfig,
+)
 
 
 class DocsTableError(Exception):
@@ -198,6 +203,7 @@ _SECTION_DEFAULTS: dict[str, tuple[type, str]] = {
     "kafka": (KafkaConfig, ""),
     "service": (ServiceConfig, ""),
     "routes": (RouteConfig, ""),
+    "schema_registry": (SchemaRegistryConfig, ""),
 }
 
 
@@ -260,8 +266,8 @@ def config_reference(block: str) -> str:
 
 def service_registry() -> Any:
     """A registry holding every metric the service registers, as ``run_service`` builds it
-    (ServiceMetrics, IntegrityMetrics, BreakerMetrics, ReloadMetrics, ShadowMetrics), each
-    labelled series
+    (ServiceMetrics, IntegrityMetrics, BreakerMetrics, ReloadMetrics, ShadowMetrics,
+    RegistryMetrics), each labelled series
     exercised once so its label names show."""
     from prometheus_client import CollectorRegistry
 
@@ -269,6 +275,7 @@ def service_registry() -> Any:
     from stream_validator.service.telemetry.breakermetrics import BreakerMetrics
     from stream_validator.service.telemetry.integritymetrics import IntegrityMetrics
     from stream_validator.service.telemetry.metrics import ServiceMetrics
+    from stream_validator.service.telemetry.registrymetrics import RegistryMetrics
     from stream_validator.service.telemetry.reloadmetrics import ReloadMetrics
     from stream_validator.service.telemetry.shadowmetrics import ShadowMetrics
 
@@ -316,6 +323,7 @@ def service_registry() -> Any:
             ceiling={"bid": "newly_breached"},
         ),
     )
+    RegistryMetrics(registry, ["ticks"])
     return registry
 
 

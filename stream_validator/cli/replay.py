@@ -37,6 +37,7 @@ from stream_validator.config.settings import (
 )
 from stream_validator.contracts import SchemaContract, load_contract
 from stream_validator.errors import ConfigError, ReplayExit, ReplaySetupError, StreamValidatorError
+from stream_validator.registry.decoder import route_decoders
 from stream_validator.replay.planner import DEFAULT_MAX_REPLAYS, Outcome, Target
 from stream_validator.replay.report import ReplaySummary
 from stream_validator.replay.runner import DlqReplayer, ReplayJob
@@ -182,6 +183,12 @@ def build_job(args: argparse.Namespace) -> ReplayJob:
         batch_size=args.batch_size,
         timeout_s=args.timeout,
         max_examples=args.examples,
+        # A registry route's originals are decoded as the service decodes them.
+        decode=(
+            route_decoders([route], config.schema_registry)[route.name].decode
+            if route is not None and route.format != "json"
+            else None
+        ),
     )
 
 

@@ -84,7 +84,7 @@ def _check_config(args: argparse.Namespace) -> int:
         admin = create_admin(config, {"log_level": 2})
         missing = missing_topics(admin, config, timeout_s=args.timeout, where=where)
     except TopicAdminError as exc:
-        error = scrub(str(exc), config.kafka.secrets())
+        error = scrub(str(exc), config.secrets())
         print(f"stream-validator: error: {error}", file=sys.stderr)
         return CheckExit.USAGE
     if missing:
@@ -92,9 +92,9 @@ def _check_config(args: argparse.Namespace) -> int:
             f"{where}: {len(missing)} of {len(topics)} topic(s) missing: {', '.join(missing)}"
             f" (create them with: stream-validator create-topics --config {args.config})"
         )
-        print(f"stream-validator: error: {scrub(error, config.kafka.secrets())}", file=sys.stderr)
+        print(f"stream-validator: error: {scrub(error, config.secrets())}", file=sys.stderr)
         return CheckExit.USAGE
-    print(f"OK {scrub(where, config.kafka.secrets())}: all {len(topics)} topic(s) exist")
+    print(f"OK {scrub(where, config.secrets())}: all {len(topics)} topic(s) exist")
     return CheckExit.OK
 
 
@@ -124,7 +124,7 @@ def _create_topics(args: argparse.Namespace) -> int:
             where=f"Kafka at {config.kafka.bootstrap_servers}",
         )
     except TopicAdminError as exc:
-        error = scrub(str(exc), config.kafka.secrets())
+        error = scrub(str(exc), config.secrets())
         print(f"stream-validator: error: {error}", file=sys.stderr)
         return CheckExit.INVALID
     for name, what in outcome.items():

@@ -4,11 +4,22 @@ decoding, ``schema``): each raises a ConfigError listing every problem it finds.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-from stream_validator.config.model import KafkaConfig, ServiceConfig
+from stream_validator.config.model import (
+    KafkaConfig,
+    RouteConfig,
+    SchemaRegistryConfig,
+    ServiceConfig,
+)
 from stream_validator.errors import ConfigError, problem_listing
 
-__all__ = ["check_producer_queue", "check_service", "check_transaction_timeouts"]
+__all__ = [
+    "check_producer_queue",
+    "check_service",
+    "check_transaction_timeouts",
+    "registry_problems",
+]
 
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
@@ -135,3 +146,26 @@ def check_producer_queue(config: ServiceConfig) -> None:
             f" {-(-config.max_message_bytes // 1024)} or lower service.max_message_bytes"
             " (queue.buffering.max.messages bounds the count, not the bytes)"
         )
+
+
+def registry_problems(registry: SchemaRegistryConfig, routes: Sequence[RouteConfig]) -> list[str]:
+    """A route with a registry ``format`` needs ``schema_registry.url``; one way to log in
+    (basic auth, with both its keys, or a bearer token); a client key needs its certificate.
+    Never quotes a secret."""
+    problems: list[str] = []
+    if registry.url is None:
+        problems.extend(
+            f"routes[{index}].format (route {route.name!r}): {route.format!r} needs"
+            " schema_registry.url"
+            for index, route in enumerate(routes)
+            if route.format != "json"
+        )
+    elif not re.match(r"(?i)(https?|mock)://", registry.url):
+        problems.append("schema_registry.url: expected an http:// or https:// URL")
+    if (registry.basic_auth_user is None) != (registry.basic_auth_password is None):
+        problems.append("schema_registry: basic_auth_user and basic_auth_password go together")
+    if registry.bearer_token is not None and registry.basic_auth_user is not None:
+        problems.append("schema_registry: either basic auth or bearer_token, not both")
+    if registry.ssl_key_location is not None and registry.ssl_certificate_location is None:
+        problems.append("schema_registry.ssl_key_location needs ssl_certificate_location")
+    return problems

@@ -7,7 +7,8 @@ module takes them as they are.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Literal
 
 from stream_validator.config import topicpattern
 from stream_validator.config.breaker import BreakerSpec
@@ -20,9 +21,17 @@ __all__ = [
     "DEFAULT_MESSAGE_TIMEOUT_MS",
     "DEFAULT_TRANSACTION_TIMEOUT_MS",
     "KafkaConfig",
+    "RecordFormat",
     "RouteConfig",
+    "SchemaRegistryConfig",
     "ServiceConfig",
 ]
+
+#: How a route's record values are encoded: plain JSON, or the Schema Registry wire format
+#: (``stream_validator.registry``) with Avro, Protobuf or JSON Schema bytes.
+RecordFormat = Literal["json", "avro", "protobuf", "json-schema"]
+#: ``schema_registry.timeout_s`` when unset: one registry request's deadline.
+DEFAULT_REGISTRY_TIMEOUT_S = 10.0
 
 #: How long a failed delivery takes to surface (librdkafka's default: 5 min); the batch is
 #: then retried, never committed past.
@@ -53,6 +62,7 @@ class RouteConfig:
     #: A candidate contract judged beside the live one, routing nothing (``service/shadow/``).
     shadow_contract: SchemaContract | None = None
     shadow_contract_path: str | None = None
+    format: RecordFormat = "json"
 
     def matches(self, topic: str) -> bool:
         """True when a source topic belongs to this route (a pattern matches the whole name)."""
@@ -116,6 +126,34 @@ class KafkaConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class SchemaRegistryConfig:
+    """Where the Schema Registry is and how to reach it (routes with a ``format`` other than
+    ``json``); ``url`` None: no registry."""
+
+    url: str | None = None
+    basic_auth_user: str | None = None
+    basic_auth_password: str | None = None
+    bearer_token: str | None = None
+    ssl_ca_location: str | None = None
+    ssl_certificate_location: str | None = None
+    ssl_key_location: str | None = None
+    timeout_s: float = DEFAULT_REGISTRY_TIMEOUT_S
+
+    def secrets(self) -> list[str]:
+        """The password and token, so they can be scrubbed from any text."""
+        return [s for s in (self.basic_auth_password, self.bearer_token) if s]
+
+    def redacted(self) -> dict[str, object]:
+        """The settings for a log line: secrets as '***', unset ones left out."""
+        out: dict[str, object] = {}
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if value is not None:
+                out[item.name] = "***" if is_secret_key(item.name) else value
+        return out
+
+
+@dataclass(frozen=True, slots=True)
 class ServiceConfig:
     """Everything ``stream-validator run`` needs."""
 
@@ -167,4 +205,9 @@ class ServiceConfig:
     #: Every this many seconds, a ``shadow differences`` event per route whose shadow
     #: contract judged records differently meanwhile (``service/shadow/``); 0: none.
     shadow_report_interval_s: float = 60.0
+    schema_registry: SchemaRegistryConfig = field(default_factory=SchemaRegistryConfig)
     source: str = "<config>"
+
+    def secrets(self) -> list[str]:
+        """Every secret value of the config (Kafka's and the Schema Registry's)."""
+        return self.kafka.secrets() + self.schema_registry.secrets()

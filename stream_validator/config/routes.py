@@ -88,6 +88,7 @@ def route_config(
         circuit_breaker=breaker,
         shadow_contract=shadow,
         shadow_contract_path=str(shadow_path) if shadow_path is not None else None,
+        format=doc.format or "json",
     )
 
 

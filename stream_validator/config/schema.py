@@ -84,6 +84,17 @@ class DlqDoc(_Section, frozen=True):
     connect_headers: bool | UnsetType = UNSET
 
 
+class SchemaRegistryDoc(_Section, frozen=True):
+    url: Text | UnsetType = UNSET
+    basic_auth_user: Text | UnsetType = UNSET
+    basic_auth_password: Text | UnsetType = UNSET
+    bearer_token: Text | UnsetType = UNSET
+    ssl_ca_location: Text | UnsetType = UNSET
+    ssl_certificate_location: Text | UnsetType = UNSET
+    ssl_key_location: Text | UnsetType = UNSET
+    timeout_s: Annotated[float, Meta(gt=0, le=300)] | UnsetType = UNSET
+
+
 class RouteDoc(_Section, frozen=True):
     name: Text
     contract: Text
@@ -98,6 +109,7 @@ class RouteDoc(_Section, frozen=True):
     circuit_breaker: dict[str, object] | None = None
     # A candidate contract evaluated beside the live one, routing nothing (service/shadow/).
     shadow_contract: Text | None = None
+    format: Literal["json", "avro", "protobuf", "json-schema"] | UnsetType = UNSET
 
 
 class ConfigDoc(_Section, frozen=True):
@@ -107,3 +119,4 @@ class ConfigDoc(_Section, frozen=True):
     service: ServiceDoc = ServiceDoc()
     metrics: MetricsDoc = MetricsDoc()
     dlq: DlqDoc = DlqDoc()
+    schema_registry: SchemaRegistryDoc = SchemaRegistryDoc()

@@ -37,10 +37,12 @@ from stream_validator.config.keyrules import (
     check_producer_queue,
     check_service,
     check_transaction_timeouts,
+    registry_problems,
 )
 from stream_validator.config.model import DEFAULT_MAX_IN_FLIGHT_RECORDS
 from stream_validator.config.model import KafkaConfig as KafkaConfig
 from stream_validator.config.model import RouteConfig as RouteConfig
+from stream_validator.config.model import SchemaRegistryConfig as SchemaRegistryConfig
 from stream_validator.config.model import ServiceConfig as ServiceConfig
 from stream_validator.config.redaction import redacted as redacted  # re-exported
 from stream_validator.config.redaction import scrub as scrub  # re-exported
@@ -102,7 +104,14 @@ def config_from_mapping(
     if "batch_max_in_flight_records" not in options:  # the default fits any batch size
         batch = options.get("batch_max_records", 0)
         options["batch_max_in_flight_records"] = max(DEFAULT_MAX_IN_FLIGHT_RECORDS, batch)
-    config = ServiceConfig(kafka=KafkaConfig(**kafka), routes=(), source=source, **options)
+    registry: dict[str, Any] = doc.schema_registry.given()
+    config = ServiceConfig(
+        kafka=KafkaConfig(**kafka),
+        routes=(),
+        source=source,
+        schema_registry=SchemaRegistryConfig(**registry),
+        **options,
+    )
     check_transaction_timeouts(config)
     check_service(config)
     check_producer_queue(config)
@@ -113,6 +122,7 @@ def config_from_mapping(
     built = [route_config(config, i, route, base, problems) for i, route in enumerate(doc.routes)]
     routes = tuple(route for route in built if route is not None)
     problems.extend(route_problems(routes))
+    problems.extend(registry_problems(config.schema_registry, routes))
     if problems:
         raise ConfigError(f"{source}: {problem_listing(problems)}")
     return replace(config, routes=routes)

@@ -53,7 +53,7 @@ def envelope_document(
         payload_text, payload_encoding = payload_to_text(value)
         payload_sha256 = hashlib.sha256(value).hexdigest()
     key_text, key_encoding = _text_or_none(record.key)
-    return {
+    document = {
         "envelope_version": ENVELOPE_VERSION,
         "contract": {"name": context.contract_name, "version": context.contract_version},
         "route": context.route,
@@ -79,6 +79,18 @@ def envelope_document(
         "validated_at": context.validated_at,
         "replay_count": context.replay_count,
     }
+    if context.schema_id is not None or context.schema_guid is not None:
+        document["schema"] = _schema(context)
+    return document
+
+
+def _schema(context: EnvelopeContext) -> dict[str, Any]:
+    """A registry-format record's writer schema (id, GUID when known, version)."""
+    schema: dict[str, Any] = {"id": context.schema_id}
+    if context.schema_guid is not None:
+        schema["guid"] = context.schema_guid
+    schema["version"] = context.schema_version
+    return schema
 
 
 def build_dlq_record(

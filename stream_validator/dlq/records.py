@@ -29,6 +29,11 @@ class EnvelopeContext:
     validator_version: str
     validated_at: str
     replay_count: int = 0
+    #: The writer schema of a registry-format record (``schema`` in the envelope): its id,
+    #: GUID (when its header named one) and version under the record's subject.
+    schema_id: int | None = None
+    schema_guid: str | None = None
+    schema_version: int | None = None
 
 
 class DlqRecord(NamedTuple):
@@ -68,6 +73,8 @@ _CONTRACT_VERSION = HEADER_PREFIX + "contract.version"
 _KIND = HEADER_PREFIX + "violation.kind"
 _ROUTE = HEADER_PREFIX + "route"
 _REPLAYS = HEADER_PREFIX + "replay.count"
+_SCHEMA_ID = HEADER_PREFIX + "schema.id"
+_SCHEMA_VERSION = HEADER_PREFIX + "schema.version"
 _VERSION_VALUE = str(ENVELOPE_VERSION).encode()
 
 
@@ -79,7 +86,7 @@ def dlq_headers(
     Built once per DLQ record, so written out rather than through a mapping: in a vendor
     incident every record of a batch takes this path.
     """
-    return [
+    headers: Headers = [
         (_FORMAT, form.encode()),
         (_VERSION, _VERSION_VALUE),
         (_TOPIC, record.topic.encode()),
@@ -91,6 +98,11 @@ def dlq_headers(
         (_ROUTE, context.route.encode()),
         (_REPLAYS, str(context.replay_count).encode()),
     ]
+    if context.schema_id is not None:  # a registry-format record's writer schema
+        headers.append((_SCHEMA_ID, str(context.schema_id).encode()))
+        if context.schema_version is not None:
+            headers.append((_SCHEMA_VERSION, str(context.schema_version).encode()))
+    return headers
 
 
 #: Written by a replay on every record it sends: how often that record has been replayed

@@ -200,9 +200,7 @@ def _build(
     try:
         return factory(_logged(settings))
     except (KafkaException, ValueError, TypeError) as exc:
-        raise ConfigError(
-            scrub(f"invalid {role} settings: {exc}", config.kafka.secrets())
-        ) from None
+        raise ConfigError(scrub(f"invalid {role} settings: {exc}", config.secrets())) from None
 
 
 def _logged(settings: Mapping[str, Any]) -> dict[str, Any]:

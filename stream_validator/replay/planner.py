@@ -47,6 +47,7 @@ from stream_validator.dlq.envelope_reader import (
 )
 from stream_validator.dlq.records import EnvelopeContext
 from stream_validator.records import Headers, SourceRecord
+from stream_validator.registry.outcome import DecodeResult, judge_decoded
 from stream_validator.replay.seen import SourceOffsets
 from stream_validator.replay.selection import Selection
 from stream_validator.verify import DataSchemaContractVerifier, QuarantinedRecord, Violation
@@ -157,6 +158,7 @@ class ReplayPlanner:
     __slots__ = (
         "_allow_unchecked",
         "_coverage",
+        "_decode",
         "_held",
         "_max_replays",
         "_requeue",
@@ -176,7 +178,10 @@ class ReplayPlanner:
         requeue: bool = True,
         target: Target | None = None,
         allow_unchecked: bool = False,
+        decode: Callable[[SourceRecord], DecodeResult | None] | None = None,
     ) -> None:
+        """``decode``: a registry route's decoder of an original record (``registry/``),
+        whose record the contract then checks, as the service does; None: JSON values."""
         if max_replays < 0:
             raise ValueError(f"max_replays must be >= 0, got {max_replays}")
         self.selection = selection
@@ -186,16 +191,27 @@ class ReplayPlanner:
         self._requeue = requeue
         self._target = target
         self._allow_unchecked = allow_unchecked
+        self._decode = decode
         self._seen = SourceOffsets()
         self._held: dict[int, int] = {}
 
     def decide(self, records: Sequence[SourceRecord]) -> list[Decision]:
         """One decision per DLQ record, in order (records of a partition in offset order)."""
         batch = self.verifier.start_batch(keep_records=False)
-        return [self._decide_one(record, batch.add_payload) for record in records]
+        decode = self._decode
+        if decode is None:
+
+            def validate(original: SourceRecord) -> QuarantinedRecord | None:
+                return batch.add_payload(original.value)
+        else:
+
+            def validate(original: SourceRecord) -> QuarantinedRecord | None:
+                return judge_decoded(batch, decode(original), original.value)
+
+        return [self._decide_one(record, validate) for record in records]
 
     def _decide_one(
-        self, record: SourceRecord, validate: Callable[[bytes | None], QuarantinedRecord | None]
+        self, record: SourceRecord, validate: Callable[[SourceRecord], QuarantinedRecord | None]
     ) -> Decision:
         parsed = parse_dlq_record(record)
         reason = filter_reason(self.selection, record, parsed)
@@ -227,7 +243,7 @@ class ReplayPlanner:
             )
         if not self._seen.add(original.topic, original.partition, original.offset):
             return Decision(record, Outcome.DUPLICATE, parsed, reason="source record seen")
-        quarantined = validate(original.value)
+        quarantined = validate(original)
         violations = () if quarantined is None else tuple(quarantined.violations)
         if parsed.replay_count >= self._max_replays:
             # Whether it passes now or not: a record the running service keeps rejecting

@@ -25,6 +25,7 @@ from stream_validator.errors import (
     KafkaClientError,
     ProducerLostError,
     ReadStalledError,
+    RegistryUnavailableError,
     ReplayKafkaError,
     ReplaySetupError,
     StreamValidatorError,
@@ -34,6 +35,8 @@ from stream_validator.kafka.io import Status, produce_all
 from stream_validator.kafka.ports import Admin, Consumer, missing_topics
 from stream_validator.kafka.reader import RangeReader
 from stream_validator.kafka.transactions import Transactions
+from stream_validator.records import SourceRecord
+from stream_validator.registry.outcome import DecodeResult
 from stream_validator.replay.clients import BrokerClients, ReplayClients
 from stream_validator.replay.planner import (
     Coverage,
@@ -59,6 +62,7 @@ Pair = tuple[Decision, ReplayOutput | None]
 # What ends a run with exit code 3 (the summary's ``error``); everything else propagates.
 _KAFKA_ERRORS = (
     KafkaClientError,
+    RegistryUnavailableError,
     ReplayKafkaError,
     ReadStalledError,
     FatalTransactionError,
@@ -85,6 +89,8 @@ class ReplayJob:
     batch_size: int = 500
     timeout_s: float = 30.0
     max_examples: int = 3
+    #: A registry route's decoder of an original record (``registry.decoder``); None: JSON.
+    decode: Callable[[SourceRecord], DecodeResult | None] | None = None
 
     @property
     def group(self) -> str:
@@ -111,7 +117,7 @@ class DlqReplayer:
         self._progress = progress
         self._stop = stop or threading.Event()
         self._clock = clock
-        self._secrets = job.config.kafka.secrets()
+        self._secrets = job.config.secrets()
         self._topics_seen: set[str] = set()
         self._admin: Admin | None = None
         contract = job.verifier.contract
@@ -186,6 +192,7 @@ class DlqReplayer:
             requeue=job.requeue,
             target=job.target,
             allow_unchecked=job.allow_unchecked,
+            decode=job.decode,
         )
         context = OutputContext(
             target=job.target,

@@ -38,6 +38,7 @@ from stream_validator.service.telemetry.breakermetrics import BreakerMetrics
 from stream_validator.service.telemetry.integritymetrics import IntegrityMetrics
 from stream_validator.service.telemetry.logs import configure_logging
 from stream_validator.service.telemetry.metrics import CollectorRegistry, ServiceMetrics
+from stream_validator.service.telemetry.registrymetrics import RegistryMetrics
 from stream_validator.service.telemetry.reloadmetrics import ReloadMetrics
 from stream_validator.service.telemetry.shadowmetrics import ShadowMetrics
 
@@ -139,7 +140,7 @@ def run_service(config_path: str, environ: Mapping[str, str] | None = None) -> i
         configure_logging("INFO")
         log.error("invalid configuration", extra={"error": str(exc)})
         return ServiceExit.CONFIG
-    configure_logging(config.log_level, secrets=config.kafka.secrets())
+    configure_logging(config.log_level, secrets=config.secrets())
     log.info("starting", extra=_startup_summary(config))
     registry = CollectorRegistry()
     metrics = ServiceMetrics(registry)
@@ -159,6 +160,9 @@ def run_service(config_path: str, environ: Mapping[str, str] | None = None) -> i
     state = ServiceState()
     try:
         hooks = metrics_hooks(metrics, integrity, breaker_metrics, reload_metrics, shadow_metrics)
+        registry_routes = [r.name for r in config.routes if r.format != "json"]
+        if registry_routes:
+            hooks.on_registry_unavailable = RegistryMetrics(registry, registry_routes).observe
         service = StreamService(config, hooks=hooks, state=state)
         token_file = config.resume_token_file
         health = HealthServer(
@@ -282,6 +286,7 @@ def _startup_summary(config: ServiceConfig) -> dict[str, Any]:
         "bootstrap_servers": kafka.bootstrap_servers,
         "group_id": kafka.group_id,
         "kafka_settings": redacted({**kafka.settings, **kafka.consumer, **kafka.producer}),
+        "schema_registry": config.schema_registry.redacted(),
         "routes": [
             {
                 "name": r.name,
@@ -289,6 +294,7 @@ def _startup_summary(config: ServiceConfig) -> dict[str, Any]:
                 "contract": f"{r.contract.name} v{r.contract.version}",
                 "clean": r.clean_topic,
                 "dlq": r.dlq_topic,
+                "format": r.format,
                 "on_null_ceiling_breach": r.on_null_ceiling_breach,
                 "circuit_breaker": (
                     str(r.circuit_breaker.action) if r.circuit_breaker is not None else None

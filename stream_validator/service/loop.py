@@ -24,14 +24,21 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from stream_validator.config.settings import RouteConfig, ServiceConfig, scrub
-from stream_validator.errors import FatalTransactionError, KafkaClientError, ServiceExit
+from stream_validator.errors import (
+    FatalTransactionError,
+    KafkaClientError,
+    RegistryUnavailableError,
+    ServiceExit,
+)
 from stream_validator.kafka.clients import ServiceClients
 from stream_validator.kafka.ports import ClientFactory, Consumed, Consumer
 from stream_validator.records import SourceRecord, TopicPartitionKey
+from stream_validator.registry.decoder import RecordDecoder, route_decoders
 from stream_validator.service.breaker.routes import RouteBreakers
 from stream_validator.service.consume.batches import Batches
 from stream_validator.service.consume.callbacks import ClientCallbacks
 from stream_validator.service.consume.readiness import Readiness
+from stream_validator.service.consume.registrywait import RegistryWait
 from stream_validator.service.delivery.build import build_committer
 from stream_validator.service.delivery.committer import BatchOutcome, BatchStatus, Committer
 from stream_validator.service.delivery.offsets import BatchOffsets
@@ -62,10 +69,11 @@ class StreamService:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         clients: ClientFactory | None = None,
         monotonic: Callable[[], float] = time.monotonic,
+        decoders: Mapping[str, RecordDecoder] | None = None,
     ) -> None:
         self.config = config
         self.state = state or ServiceState()
-        self._secrets = config.kafka.secrets()
+        self._secrets = config.secrets()
         self._reporter = BatchReporter(
             hooks or ServiceHooks(),
             self.state,
@@ -100,6 +108,17 @@ class StreamService:
             for route in config.routes
         }
         self._topic_routes: dict[str, RouteConfig | None] = {}
+        #: Routes with a registry format: their values decoded before planning.
+        self._registry = RegistryWait(
+            decoders
+            if decoders is not None
+            else route_decoders(config.routes, config.schema_registry),
+            config,
+            self.hooks,
+            note_error=self._note_error,
+            safe=self._safe,
+            stop=self._stop,
+        )
         #: Polls the contract files and swaps changed ones in between batches (``reload/``).
         self._reloader = ContractReloader(
             self._processors,
@@ -233,7 +252,12 @@ class StreamService:
                 self._callbacks.on_message_error(error.info)
             consumed = self.breakers.admit(consumer, consumed)
             if consumed.records:
-                planned = self._plan(consumed)
+                try:
+                    planned = self._plan(consumed)
+                except RegistryUnavailableError as exc:  # nothing judged: read again later
+                    self._registry.set_back(consumed, exc, lambda at: self._seek(consumer, at))
+                    continue
+                self._registry.answered()
                 if planned is None:
                     return ServiceExit.FATAL
                 outcomes = committer.submit(*planned)
@@ -258,6 +282,7 @@ class StreamService:
                     extra={"problem": outcome.reason},
                 )
         self._reporter.summarise(final=True)
+        self._registry.close()
         try:
             consumer.close()  # leaves the group
         except (KafkaClientError, RuntimeError) as exc:
@@ -300,7 +325,10 @@ class StreamService:
         validated_at = self._clock().isoformat()
         plans = [
             self._processors[name].plan(
-                records, validated_at=validated_at, unreadable_headers=consumed.unreadable_headers
+                records,
+                validated_at=validated_at,
+                unreadable_headers=consumed.unreadable_headers,
+                decoded_values=self._registry.decode(name, records),
             )
             for name, records in by_route.items()
         ]

@@ -13,14 +13,14 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, Protocol
 
 from stream_validator.errors import KafkaClientError, SimulateError, TopicAdminError
 from stream_validator.kafka.io import produce_one
 from stream_validator.kafka.ports import Admin, DeliveryReport, Producer
 from stream_validator.kafka.topics import create_topics
 from stream_validator.records import Headers
-from stream_validator.sim import SimMessage, Simulator
+from stream_validator.sim import SimMessage
 
 # Longest single wait, so a stop request or the end of a duration is seen promptly.
 _MAX_WAIT_S: Final = 0.1
@@ -91,6 +91,15 @@ class RunResult:
     stopped_by: str
 
 
+class MessageSource(Protocol):
+    """What ``produce_simulated`` draws messages from: a ``Simulator`` (or one wrapping it,
+    such as ``sim.framing.AvroFramedSimulator``)."""
+
+    def next(self, elapsed: float) -> SimMessage:
+        """The next message, ``elapsed`` seconds into the run."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class Outgoing:
     """A simulated message addressed to its topic (``ports.Producible``)."""
@@ -115,7 +124,7 @@ def seconds_until_due(sent: int, elapsed: float, rate: float) -> float:
 def produce_simulated(
     producer: Producer,
     topic: str,
-    sim: Simulator,
+    sim: MessageSource,
     limits: Limits,
     stop: StopFlag,
     *,

@@ -161,6 +161,13 @@ class BatchAccumulator:
                 return self._validator_error(index, snapshot(record), exc)
             return self._quarantine(index, snapshot(record), [unreadable_mapping(exc)])
 
+    def add_rejected(self, raw: object, violation: Violation) -> QuarantinedRecord:
+        """Count a record quarantined before it could be checked (e.g. a registry-format value
+        that does not decode), ``raw`` kept as its evidence."""
+        index = self._total
+        self._total += 1
+        return self._quarantine(index, raw, [violation])
+
     def add_payload(self, payload: Payload) -> QuarantinedRecord | None:
         """Decode and validate one raw payload; return its QuarantinedRecord, or None."""
         quarantined = self.add_payloads([payload])

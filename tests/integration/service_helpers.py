@@ -33,6 +33,7 @@ from kafka_helpers import (
 )
 
 from stream_validator.config.settings import ServiceConfig, load_config
+from stream_validator.registry.decoder import RecordDecoder
 from stream_validator.service.loop import StreamService
 from stream_validator.service.report.hooks import ServiceHooks
 from tests.support.ticks import tick
@@ -208,8 +209,13 @@ class ServiceLog(logging.Handler):
 class ThreadedService:
     """StreamService on a background thread (no signal handlers, no HTTP)."""
 
-    def __init__(self, config: ServiceConfig, hooks: ServiceHooks | None = None) -> None:
-        self.service = StreamService(config, hooks=hooks)
+    def __init__(
+        self,
+        config: ServiceConfig,
+        hooks: ServiceHooks | None = None,
+        decoders: Mapping[str, RecordDecoder] | None = None,
+    ) -> None:
+        self.service = StreamService(config, hooks=hooks, decoders=decoders)
         self.exit_code: int | None = None
         self._thread = threading.Thread(target=self._run, daemon=True)
 

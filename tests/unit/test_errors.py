@@ -11,7 +11,8 @@ from stream_validator import errors
 from stream_validator.errors import StreamValidatorError
 
 #: What errors.py names as outside the tree: two internal ValueErrors (their callers turn them
-#: into ConfigError / ContractFileError) and the verifier's internal signals, caught where raised.
+#: into ConfigError / ContractFileError), the verifier's internal signals, caught where raised,
+#: and the registry decoder's WireFormatError (turned into an undecodable verdict).
 _INTERNAL = {
     "YamlFileError",
     "PatternError",
@@ -20,6 +21,7 @@ _INTERNAL = {
     "RulesTooDeep",
     "RuleDeclined",
     "_Skip",
+    "WireFormatError",
 }
 
 

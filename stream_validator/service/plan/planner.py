@@ -24,6 +24,13 @@ from stream_validator.dlq import EnvelopeContext, build_dlq_record
 from stream_validator.dlq.records import replayed_count
 from stream_validator.labels import bounded_counts, bounded_names
 from stream_validator.records import OutputRecord, SourceRecord, TopicPartitionKey
+from stream_validator.registry.outcome import DecodeResult
+from stream_validator.service.plan.decoded import (
+    event_schemas,
+    schema_of,
+    state_records,
+    validate_decoded,
+)
 from stream_validator.service.plan.nullwindow import NullWindow, WindowRate
 from stream_validator.service.plan.routestate import RouteState, StateSummary, unchanged_state
 from stream_validator.service.plan.shadowdiff import ShadowDiff
@@ -50,6 +57,8 @@ class BatchPlan:
     state: StateSummary | None = None
     #: How the route's shadow contract would have judged the batch (None: no shadow).
     shadow: ShadowDiff | None = None
+    #: A registry route's writer schemas in the batch (``decoded.event_schemas``); None: JSON.
+    schemas: list[dict[str, Any]] | None = None
 
     @property
     def violation_counts(self) -> Counter[tuple[str | None, str]]:
@@ -79,7 +88,7 @@ class BatchPlan:
             else ([], 0)
         )
         unknown_left_out += report.unknown_fields_left_out  # past the verifier's batch cap
-        return {
+        event = {
             "event": "batch",
             "route": self.route,
             "contract": report.contract_name,
@@ -107,6 +116,9 @@ class BatchPlan:
             # Counts per kind; example symbols capped at 5 per kind, 32 characters each.
             "symbol_state": self.state.as_event() if self.state is not None else None,
         }
+        if self.schemas is not None:  # a registry route's (ids and versions: never a label)
+            event["schemas"] = self.schemas
+        return event
 
 
 class RouteProcessor:
@@ -168,26 +180,38 @@ class RouteProcessor:
         *,
         validated_at: str,
         unreadable_headers: Mapping[tuple[str, int, int], str] | None = None,
+        decoded_values: Sequence[DecodeResult | None] | None = None,
     ) -> BatchPlan:
         """Validate the batch and return every output, in source order.
 
         ``unreadable_headers``: records whose headers the Kafka client could not read, and
         why; a valid one goes to the DLQ as ``undecodable`` (field ``headers``), since
-        forwarding it would drop its headers silently.
+        forwarding it would drop its headers silently. ``decoded_values``: a registry
+        route's values, decoded (one per record; ``decoded.py``); None: JSON values.
         """
         route = self.route
         # The skew windows are measured from the time this batch is validated: the same
         # clock reading the DLQ envelope's validated_at records.
         now = datetime.fromisoformat(validated_at) if self._skew_windows else None
         # The per-symbol state reads its fields from what the verifier read: the native
-        # core's rows of them (no Python object per record), else its decoded Structs.
+        # core's rows of them (no Python object per record), else its decoded Structs; a
+        # registry route's state reads the records' JSON form of the decoded values.
         rows = self.state.rows if self.state is not None else None
         decoded: list[Any] | None = [] if self.state is not None and rows is None else None
-        if rows is not None:
-            rows.clear()
-        report = self.verifier.validate_payloads(
-            list(map(_value, records)), now=now, decoded=decoded, rows=rows
-        )
+        fed = records
+        if decoded_values is None:
+            if rows is not None:
+                rows.clear()
+            report = self.verifier.validate_payloads(
+                list(map(_value, records)), now=now, decoded=decoded, rows=rows
+            )
+        else:
+            values = list(map(_value, records))
+            report = validate_decoded(self.verifier, decoded_values, values, now)
+            decoded = None  # the state reads the records' JSON (no fast-path Structs)
+            rows = None
+            if self.state is not None:
+                fed = state_records(records, decoded_values)
         dlq_violations: dict[int, list[Violation]] = {
             q.index: q.violations for q in report.quarantined_records
         }
@@ -213,18 +237,26 @@ class RouteProcessor:
                     added[(violation.field, str(violation.kind))] += len(report.valid_indices)
         # Fed after the null ceiling: a record already headed for the DLQ stays as it is.
         state = (
-            self.state.apply(records, report, dlq_violations, added, decoded, rows)
+            self.state.apply(fed, report, dlq_violations, added, decoded, rows)
             if self.state
             else None
         )
         unreadable = unreadable_headers or {}
         # Every record as clean first, then the few DLQ entries in place.
         outputs = clean_outputs(route.clean_topic, records)
+        schemas = event_schemas(decoded_values) if decoded_values is not None else None
         if not dlq_violations and not unreadable:
-            return BatchPlan(route.name, report, outputs, action, added, state)
+            return BatchPlan(route.name, report, outputs, action, added, state, schemas)
         context = self.envelope_context(report, validated_at)
         for index, violations in dlq_violations.items():
-            outputs[index] = self.dlq_output(records[index], violations, context)
+            where = context
+            if decoded_values is not None:
+                ref = schema_of(decoded_values[index])
+                if ref is not None:
+                    where = replace(
+                        context, schema_id=ref.id, schema_guid=ref.guid, schema_version=ref.version
+                    )
+            outputs[index] = self.dlq_output(records[index], violations, where)
         if unreadable:
             for index, record in enumerate(records):
                 problem = unreadable.get((record.topic, record.partition, record.offset))
@@ -232,7 +264,7 @@ class RouteProcessor:
                     violations = [Violation("headers", ViolationKind.UNDECODABLE, problem)]
                     added[("headers", str(ViolationKind.UNDECODABLE))] += 1
                     outputs[index] = self.dlq_output(record, violations, context)
-        return BatchPlan(route.name, report, outputs, action, added, state)
+        return BatchPlan(route.name, report, outputs, action, added, state, schemas)
 
     def successor(
         self, route: RouteConfig

@@ -34,6 +34,8 @@ class ServiceHooks:
     on_ready: Callable[[bool], None] = _noop
     on_breaker: Callable[[BreakerTransition], None] = _noop
     on_contract_reload: Callable[[ContractReload], None] = _noop
+    #: A route's batch set back because the Schema Registry could not answer.
+    on_registry_unavailable: Callable[[str], None] = _noop
     on_hook_error: Callable[[str], None] = _noop
 
 

@@ -33,7 +33,8 @@ REBALANCE_EVENTS = frozenset({"assigned", "revoked", "lost"})
 OUTPUTS = frozenset({"clean", "dlq"})
 HOOKS = frozenset(
     {"on_batch", "on_clean_latencies", "on_delivery_failure", "on_truncated", "on_rebalance",
-     "on_commit", "on_stats", "on_ready", "on_breaker", "on_contract_reload", "batch report"}
+     "on_commit", "on_stats", "on_ready", "on_breaker", "on_contract_reload",
+     "on_registry_unavailable", "batch report"}
 )  # fmt: skip
 VIOLATION_KINDS = frozenset(str(kind) for kind in ViolationKind)
 RULE_KIND = str(ViolationKind.RULE_VIOLATION)

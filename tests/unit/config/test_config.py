@@ -127,7 +127,8 @@ def test_env_cannot_set_routes() -> None:
     [
         (
             {"colour": 1},
-            "unknown key(s) colour (allowed: batch, dlq, kafka, metrics, routes, service)",
+            "unknown key(s) colour (allowed: batch, dlq, kafka, metrics, routes,"
+            " schema_registry, service)",
         ),
         ({"dlq": {"connect": True}}, "dlq: unknown key(s) connect (allowed: connect_headers)"),
         ({"dlq": {"connect_headers": "yes"}}, "dlq.connect_headers: expected bool, got str"),

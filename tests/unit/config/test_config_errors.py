@@ -48,8 +48,8 @@ def test_unknown_keys_at_depth_are_listed_with_the_allowed_ones(tmp_path: Path) 
     doc["routes"][1].update(colour="red", topic="x")
     assert error(tmp_path, doc) == (
         "routes[1] (route 'books'): unknown key(s) colour, topic (allowed: circuit_breaker,"
-        " clean_topic, contract, dlq_topic, max_payload_bytes, name, on_null_ceiling_breach,"
-        " shadow_contract, source_pattern, source_topics)"
+        " clean_topic, contract, dlq_topic, format, max_payload_bytes, name,"
+        " on_null_ceiling_breach, shadow_contract, source_pattern, source_topics)"
     )
 
 

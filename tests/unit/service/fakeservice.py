@@ -11,6 +11,7 @@ from typing import Any
 from stream_validator.config.settings import ServiceConfig, config_from_mapping
 from stream_validator.kafka.fake import FakeBroker, FakeClients
 from stream_validator.records import SourceRecord
+from stream_validator.registry.decoder import RecordDecoder
 from stream_validator.service.app import metrics_hooks, set_route_metrics
 from stream_validator.service.loop import StreamService
 from stream_validator.service.report.hooks import ServiceHooks
@@ -37,6 +38,7 @@ def service_config(
     commit_interval_s: float = 60.0,
     circuit_breaker: Mapping[str, object] | None = None,
     contract: str | Path = TICK,
+    route_format: str | None = None,
     **service: object,
 ) -> ServiceConfig:
     """One route src -> clean | dlq with the tick contract (or ``contract``); tiny backoffs;
@@ -68,8 +70,10 @@ def service_config(
                     "dlq_topic": "dlq",
                     "on_null_ceiling_breach": policy,
                     **({} if circuit_breaker is None else {"circuit_breaker": circuit_breaker}),
+                    **({} if route_format is None else {"format": route_format}),
                 }
             ],
+            **({} if route_format is None else {"schema_registry": {"url": "mock://svc"}}),
         }
     )
 
@@ -87,6 +91,8 @@ class Harness:
     events: list[tuple[str, Any]] = field(default_factory=list)
     #: The breakers' clock (tests move it to end a cool-down).
     monotonic: Callable[[], float] = time.monotonic
+    #: Registry routes' decoders (None: built from the config, as the service does).
+    decoders: Mapping[str, RecordDecoder] | None = None
 
     def __post_init__(self) -> None:
         self.broker.create_topic("src", self.partitions)
@@ -124,6 +130,7 @@ class Harness:
             state=self.state,
             clients=self.clients,
             monotonic=self.monotonic,
+            decoders=self.decoders,
         )
         self.on_idle: Callable[[], None] = self.service.stop
 
