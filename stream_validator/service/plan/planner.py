@@ -246,7 +246,7 @@ class RouteProcessor:
         outputs = clean_outputs(route.clean_topic, records)
         schemas = event_schemas(decoded_values) if decoded_values is not None else None
         if not dlq_violations and not unreadable:
-            return BatchPlan(route.name, report, outputs, action, added, state, schemas)
+            return BatchPlan(route.name, report, outputs, action, added, state, schemas=schemas)
         context = self.envelope_context(report, validated_at)
         for index, violations in dlq_violations.items():
             where = context
@@ -264,7 +264,7 @@ class RouteProcessor:
                     violations = [Violation("headers", ViolationKind.UNDECODABLE, problem)]
                     added[("headers", str(ViolationKind.UNDECODABLE))] += 1
                     outputs[index] = self.dlq_output(record, violations, context)
-        return BatchPlan(route.name, report, outputs, action, added, state, schemas)
+        return BatchPlan(route.name, report, outputs, action, added, state, schemas=schemas)
 
     def successor(
         self, route: RouteConfig

@@ -251,4 +251,5 @@ def _with_shadow(plan: BatchPlan, diff: ShadowDiff) -> BatchPlan:
         plan.added_violations,
         plan.state,
         diff,
+        plan.schemas,
     )

@@ -282,5 +282,8 @@ def test_a_plan_carrying_its_diff_is_the_plan_replace_would_make() -> None:
     from tests.support.ticks import tick_processor
 
     plan = tick_processor().plan([], validated_at="2026-12-03T00:00:00+00:00")
+    # A registry route's schemas set: the positional call dropped them when shadow
+    # contracts and registry formats first met.
+    plan = replace(plan, schemas=[{"id": 7, "version": 2}])
     diff = ShadowDiff(3, rescued=(1,))
     assert _with_shadow(plan, diff) == replace(plan, shadow=diff)
