@@ -52,19 +52,12 @@ def native_pair(contract: SchemaContract, chunk: int) -> tuple[object, object]:
     return native, reference
 
 
-# Every contract of the msgspec differential the core plans (all but the one with rules
-# using or/not/in/strings/when, which keeps the msgspec fast path).
+# Every contract of the msgspec differential (the one with rules using or/not/in/strings/
+# when, and the nested ones: test_differential_nested).
 PAIRS = [native_pair(c, chunk) for c in CONTRACTS for chunk in (3, 256)]
 STRING_PAIRS = [native_pair(c, chunk) for c in STRING_CONTRACTS[:2] for chunk in (3, 256)]
 FLAG_PAIRS = [native_pair(c, 256) for c in FLAG_CONTRACTS]
 TICK_PAIR = native_pair(TICK_CONTRACT, 256)
-
-
-def test_unplannable_contract_keeps_the_msgspec_path() -> None:
-    """A contract with rules beyond conjunctions of comparisons is not planned natively."""
-    verifier = DataSchemaContractVerifier(STRING_CONTRACTS[2], native=True)
-    assert verifier._rust is None
-    assert verifier._native is not None
 
 
 @SETTINGS
