@@ -187,3 +187,75 @@ fn array<'a>(
     }
     Ok(Val::Arr(count))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verdict::{Field, Ty};
+
+    fn leaf(name: &str, ty: Ty, null_slot: Option<usize>) -> (Vec<u8>, Node) {
+        let f = Field {
+            name: name.as_bytes().to_vec(),
+            name_repr: format!("'{name}'"),
+            ty,
+            null_slot,
+            lo: Some((crate::verdict::rules::Num::I(0), "0".into())),
+            hi: None,
+            label: String::new(),
+            require_tz: false,
+            window: None,
+            min_len: None,
+            max_len: None,
+            allowed_str: None,
+            allowed_int: None,
+            allowed_shown: String::new(),
+            pattern: false,
+            flag: false,
+            nest: None,
+        };
+        (name.as_bytes().to_vec(), Node { null_slot, path_slot: None, shape: Shape::Leaf(Box::new(f)) })
+    }
+
+    fn levels() -> Node {
+        let level = Node {
+            null_slot: None,
+            path_slot: None,
+            shape: Shape::Object(vec![leaf("px", Ty::Float, None), leaf("sz", Ty::Int, Some(1))]),
+        };
+        Node { null_slot: None, path_slot: None, shape: Shape::Array { min: 1, max: 2, item: Box::new(level) } }
+    }
+
+    fn walked(text: &str) -> Result<u64, Decline> {
+        let mut r = Reader { buf: text.as_bytes(), at: 0 };
+        let mut nulls = 0;
+        walk(&levels(), &mut r, 0, &mut [], &mut nulls)?;
+        if r.at != text.len() {
+            return Err(Decline);
+        }
+        Ok(nulls)
+    }
+
+    #[test]
+    fn clean_levels_are_settled_with_their_null_slots() {
+        assert_eq!(walked(r#"[{"px":1.5,"sz":null}]"#), Ok(0b10));
+        assert_eq!(walked(r#"[ {"sz" : 2, "px" : 1} , {"px":0.0,"sz":0} ]"#), Ok(0));
+    }
+
+    #[test]
+    fn anything_python_must_word_declines() {
+        for text in [
+            r#"[]"#,                                          // too few items
+            r#"[{"px":1,"sz":1},{"px":1,"sz":1},{"px":1,"sz":1}]"#, // too many
+            r#"[{"px":1}]"#,                                  // missing sz
+            r#"[{"px":1,"sz":1,"x":1}]"#,                     // drift
+            r#"[{"px":1,"sz":1,"px":2}]"#,                    // repeated key
+            r#"[{"px":-1,"sz":1}]"#,                          // below min_value
+            r#"[{"px":null,"sz":1}]"#,                        // null, not nullable
+            r#"[{"px":1,"sz":1.5}]"#,                         // type mismatch
+            r#"[{"p\u0078":1,"sz":1}]"#,                      // an escaped key
+            r#"{"px":1,"sz":1}"#,                             // an object for an array
+        ] {
+            assert_eq!(walked(text), Err(Decline), "{text}");
+        }
+    }
+}
