@@ -4,7 +4,8 @@ The reference is the verifier with ``fast_path=False`` (the Python rules alone).
 the valid/quarantined split, every violation in order (field, kind, text, rule, flagged),
 null counts and rates, unknown fields, flagged rules and fields, rule violation counts.
 SV_DIFF_EXAMPLES sets the number of hypothesis examples per test (2,000 by default, as
-in CI; a long run: ``SV_DIFF_EXAMPLES=200000 .venv/bin/pytest tests/unit/native -q``).
+in CI; a long run, without the 300 s per-test timeout:
+``SV_DIFF_EXAMPLES=200000 .venv/bin/pytest tests/unit/native -q --timeout=0``).
 """
 
 from __future__ import annotations
