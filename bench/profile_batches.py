@@ -1,7 +1,10 @@
 """Instructions per batch and per record of the service loop, counted by valgrind callgrind.
 
 Run: .venv/bin/python bench/profile_batches.py [--records 20000] [--batches 5,500] [--top 25]
+     [--shadow FILE]
      (or, one scripted run without valgrind, printing its CPU time: ... --run --batch 5)
+``--shadow FILE``: the route also names FILE as its ``shadow_contract`` (bench/bench_shadow.py
+compares the counts with and without one).
 
 The service runs at its defaults, except no linger (metrics on, fed through the metrics hooks;
 no log handler, as in bench/peers.py) on the in-memory fake broker
@@ -37,9 +40,9 @@ HERE = Path(__file__).resolve().parent
 PARTITIONS = 4
 
 
-def scripted_run(records: int, batch: int) -> tuple[int, float]:
-    """Run the loop over RECORDS ticks arriving BATCH at a time; return the batches it made
-    and the loop's CPU time (s)."""
+def scripted_run(records: int, batch: int, shadow: str | None = None) -> tuple[int, float]:
+    """Run the loop over RECORDS ticks arriving BATCH at a time (``shadow``: the route's
+    shadow contract file); return the batches it made and the loop's CPU time (s)."""
     from bench_validate import make_payloads
 
     from stream_validator.config.settings import config_from_mapping
@@ -49,6 +52,7 @@ def scripted_run(records: int, batch: int) -> tuple[int, float]:
     from stream_validator.service.loop import StreamService
     from stream_validator.service.telemetry.integritymetrics import IntegrityMetrics
     from stream_validator.service.telemetry.metrics import CollectorRegistry, ServiceMetrics
+    from stream_validator.service.telemetry.shadowmetrics import ShadowMetrics
 
     config = config_from_mapping(
         {
@@ -63,6 +67,7 @@ def scripted_run(records: int, batch: int) -> tuple[int, float]:
                     "contract": str(HERE.parent / "config" / "contracts" / "tick.yaml"),
                     "clean_topic": "clean",
                     "dlq_topic": "dlq",
+                    **({"shadow_contract": shadow} if shadow else {}),
                 }
             ],
         }
@@ -98,7 +103,9 @@ def scripted_run(records: int, batch: int) -> tuple[int, float]:
 
     clients = FakeClients(broker, "profile", message_max_bytes=config.max_message_bytes)
     clients.on_idle = feed
-    service = StreamService(config, hooks=metrics_hooks(metrics, integrity), clients=clients)
+    shadows = ShadowMetrics(registry, [r.name for r in config.routes if r.shadow_contract])
+    hooks = metrics_hooks(metrics, integrity, shadows=shadows)
+    service = StreamService(config, hooks=hooks, clients=clients)
     with collector_tuned():
         os.getppid()  # callgrind --zero-before: counting starts here
         cpu = time.process_time()
@@ -110,9 +117,11 @@ def scripted_run(records: int, batch: int) -> tuple[int, float]:
     return service.state.batches, cpu
 
 
-def callgrind(records: int, batch: int, out_dir: Path) -> tuple[int, int, Path]:
+def callgrind(
+    records: int, batch: int, out_dir: Path, shadow: str | None = None
+) -> tuple[int, int, Path]:
     """Run the scripted loop under callgrind: (instructions, batches, the loop's dump)."""
-    out = out_dir / f"callgrind.{batch}"
+    out = out_dir / f"callgrind.{batch}.{Path(shadow).stem if shadow else 'none'}"
     command = [
         "valgrind",
         "--tool=callgrind",
@@ -126,6 +135,7 @@ def callgrind(records: int, batch: int, out_dir: Path) -> tuple[int, int, Path]:
         str(records),
         "--batch",
         str(batch),
+        *(["--shadow", shadow] if shadow else []),
     ]
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     batches = int(re.findall(r"^batches (\d+)$", done.stdout, re.M)[-1])
@@ -142,14 +152,15 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=25, help="functions listed")
     parser.add_argument("--run", action="store_true", help="one scripted run, no valgrind")
     parser.add_argument("--batch", type=int, default=5, help="with --run")
+    parser.add_argument("--shadow", help="the route's shadow_contract file")
     args = parser.parse_args()
     if args.run:
-        batches, cpu = scripted_run(args.records, args.batch)
+        batches, cpu = scripted_run(args.records, args.batch, args.shadow)
         print(f"batches {batches}\nloop CPU {cpu:.3f} s")
         return
     sizes = [int(s) for s in args.batches.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
-        rows = [callgrind(args.records, size, Path(tmp)) for size in sizes]
+        rows = [callgrind(args.records, size, Path(tmp), args.shadow) for size in sizes]
         print(f"\n{args.records:,} records through the service loop on the fake broker\n")
         print("| records per batch | batches | Ir (millions) | Ir per batch | Ir per record |")
         print("|---:|---:|---:|---:|---:|")

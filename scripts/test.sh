@@ -2,7 +2,8 @@
 # The test command (docs/development/testing.md): lint, type-check, the docs site, unit and
 # integration tests.
 # Integration tests use KAFKA_BOOTSTRAP_SERVERS when set, testcontainers when a Docker
-# engine answers, and otherwise start the project's own local Kafka broker.
+# engine answers, and otherwise start the project's own local Kafka broker; likewise
+# SCHEMA_REGISTRY_URL when set, and otherwise the project's own local Schema Registry.
 # Extra arguments go to pytest, e.g. scripts/test.sh tests/unit -k null
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -19,6 +20,25 @@ if ! command -v promtool >/dev/null; then
 fi
 
 step() { echo "==> $*" >&2; }
+# The local Schema Registry (Apicurio, for the registry tests) needs Java 21+, beside the
+# broker's 17: found as `dev-registry start` finds it (JAVA_HOME, PATH, /usr/lib/jvm/*).
+step "Java 21+ for the local Schema Registry"
+.venv/bin/python - <<'PY'
+import sys
+
+from stream_validator.devbroker.process import find_java, java_feature_version
+from stream_validator.errors import DevBrokerError
+
+try:
+    java = find_java(21)
+except DevBrokerError as exc:
+    sys.exit(f"error: {exc} (set SCHEMA_REGISTRY_URL to use an existing registry instead)")
+print(f"    {java} (Java {java_feature_version(java)})", file=sys.stderr)
+PY
+if [ -z "${SCHEMA_REGISTRY_URL:-}" ]; then
+  step "Apicurio Registry (Maven Central, cached outside the repo)"
+  .venv/bin/stream-validator dev-registry fetch >/dev/null
+fi
 step "ruff check";  .venv/bin/ruff check stream_validator tests bench docs/_hooks
 step "ruff format"; .venv/bin/ruff format --check stream_validator tests bench docs/_hooks
 step "mypy --strict"; .venv/bin/mypy stream_validator

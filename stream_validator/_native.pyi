@@ -1,6 +1,6 @@
 # Type stubs of the native core (native/src/lib.rs), built by maturin as stream_validator._native.
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Self
 
@@ -44,7 +44,24 @@ class SymbolState:
         times: Sequence[float | datetime | None],
         quotes: Sequence[tuple[object, ...] | None] | None = None,
     ) -> list[tuple[int, tuple[SymbolEvent, ...]]]: ...
+    def observe_scanned(
+        self,
+        partitions: Sequence[Hashable],
+        rows: StateRows,
+        indices: Sequence[int],
+        distrust: Mapping[int, int],
+        read: Callable[[int], tuple[Any, ...] | None],
+    ) -> list[tuple[int, tuple[SymbolEvent, ...]]]: ...
     def drop(self, partition: Hashable) -> int: ...
+
+class StateRows:
+    """The state's fields of each payload as the verdict scan read them (state/rows.rs)."""
+
+    def __init__(self, key: int, seq: int, time: int, quotes: list[int], /) -> None: ...
+    def __len__(self) -> int: ...
+    def clear(self) -> None: ...
+    def truncate(self, len: int, /) -> None: ...
+    def extend_absent(self, count: int, /) -> None: ...
 
 def native_enabled() -> bool: ...
 
@@ -58,5 +75,6 @@ class VerdictPlan:
         payloads: list[object],
         windows: list[tuple[int | None, int | None]],
         max_bytes: int,
+        rows: StateRows | None = None,
         /,
     ) -> tuple[list[tuple[Any, ...]], list[int], list[int], int, list[tuple[int, str]]]: ...

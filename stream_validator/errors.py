@@ -12,9 +12,12 @@ Every exception the package raises on purpose derives from one root::
     ├── ConfigError (also ValueError)        invalid service configuration
     ├── ScenarioSpecError (also ValueError)  a bad simulator --scenario spec
     ├── SimulateError                        the simulator cannot produce
-    ├── DevBrokerError (also RuntimeError)   the local development broker
+    ├── DevBrokerError (also RuntimeError)   the local development broker (and registry)
+    ├── SchemaConversionError (also ValueError)
+    │                                        a registered schema that cannot be a contract
     ├── FatalTransactionError                the producer can no longer run transactions
     ├── ProducerLostError                    the transactional producer must be replaced
+    ├── TransactionCallError                 a transactional call failed, the producer kept
     ├── CallTimeoutError (also TimeoutError) a librdkafka call outlived its deadline
     ├── TopicAdminError                      a topic cannot be checked or created
     ├── KafkaClientError                     a Kafka client call failed (carries KafkaErrorInfo)
@@ -23,12 +26,13 @@ Every exception the package raises on purpose derives from one root::
     ├── ReplayKafkaError                     a Kafka-side problem mid-replay
     └── UnknownRouteError (also LookupError) a breaker resume for no route with a breaker
 
-Outside the tree: ``kafka.transactions.TransactionCallError`` (a plain Exception; a replay
-ends with exit code 3 on it), and two internal ValueErrors turned into
+Outside the tree: two internal ValueErrors turned into
 ConfigError / ContractFileError by their callers:
 ``YamlFileError`` (an unreadable YAML text, or one that does not decode into its typed form)
-and ``PatternError`` (a source_pattern outside the portable syntax). The exit codes of each
-command are the IntEnums at the end.
+and ``PatternError`` (a source_pattern outside the portable syntax); and the verifier's
+internal signals, each caught inside the verifier (``UnsupportedContract``,
+``UnplannableContract``, ``RulesTooDeep``, ``RuleDeclined``, ``expr_eval._Skip``; a test
+holds this list to the code). The exit codes of each command are the IntEnums at the end.
 
 Bad *records* never raise: they become violations in a report. Exceptions are for
 bad setup (contracts, config) and for callers that decode bytes directly.
@@ -105,6 +109,11 @@ class DevBrokerError(StreamValidatorError, RuntimeError):
     """The development broker cannot be fetched, started or stopped; the message says why."""
 
 
+class SchemaConversionError(StreamValidatorError, ValueError):
+    """A registered schema that cannot become a contract (not a record/object, no field that
+    a contract can express, or a schema type the converter does not read)."""
+
+
 class PatternError(ValueError):
     """A source_pattern outside the syntax both regex engines read alike."""
 
@@ -132,6 +141,12 @@ class FatalTransactionError(StreamValidatorError):
 class ProducerLostError(StreamValidatorError):
     """The producer must be replaced: a call outlived its deadline, or a fatal error that is
     not fencing left it unusable."""
+
+
+class TransactionCallError(StreamValidatorError):
+    """A transactional call failed without losing the producer (a retriable error outlasted the
+    retries, or an abortable one). The committers abort and retry; a replay ends with exit
+    code 3 on it."""
 
 
 class CallTimeoutError(StreamValidatorError, TimeoutError):
@@ -249,6 +264,15 @@ class ResumeExit(enum.IntEnum):
     PENDING = 4  # queued, but the service's loop did not act on it within 5 s
 
 
+class ShadowReportExit(enum.IntEnum):
+    """``shadow-report``."""
+
+    OK = 0  # the shadow contracts' differences were printed
+    NO_SHADOW = 1  # the service answered, but no route of it has a shadow_contract
+    USAGE = 2  # bad arguments or config, or a malformed --url
+    UNREACHABLE = 3  # no answer from the service's health port, or not a /status answer
+
+
 class InferExit(enum.IntEnum):
     """``infer``."""
 
@@ -256,6 +280,16 @@ class InferExit(enum.IntEnum):
     NO_DRAFT = 1  # nothing to draft from: no record in the sample, or no field could be typed
     USAGE = 2  # bad arguments, an unreadable file, a bad config or a missing topic
     KAFKA = 3  # the broker failed or went quiet while the sample was read
+
+
+class FromRegistryExit(enum.IntEnum):
+    """``contract from-registry``."""
+
+    OK = 0  # a contract was written
+    NOT_CONVERTIBLE = 1  # the schema cannot become a contract: Protobuf, not an Avro record
+    # or a JSON Schema object, or no field a contract can express
+    USAGE = 2  # bad arguments, an unwritable output file, or no such subject or version
+    UNREACHABLE = 3  # the registry cannot be reached, or answered with an error
 
 
 class DiffExit(enum.IntEnum):

@@ -260,14 +260,17 @@ def config_reference(block: str) -> str:
 
 def service_registry() -> Any:
     """A registry holding every metric the service registers, as ``run_service`` builds it
-    (ServiceMetrics, IntegrityMetrics, BreakerMetrics, ReloadMetrics), each labelled series
+    (ServiceMetrics, IntegrityMetrics, BreakerMetrics, ReloadMetrics, ShadowMetrics), each
+    labelled series
     exercised once so its label names show."""
     from prometheus_client import CollectorRegistry
 
+    from stream_validator.service.plan.shadowdiff import ShadowDiff
     from stream_validator.service.telemetry.breakermetrics import BreakerMetrics
     from stream_validator.service.telemetry.integritymetrics import IntegrityMetrics
     from stream_validator.service.telemetry.metrics import ServiceMetrics
     from stream_validator.service.telemetry.reloadmetrics import ReloadMetrics
+    from stream_validator.service.telemetry.shadowmetrics import ShadowMetrics
 
     registry = CollectorRegistry()
     metrics = ServiceMetrics(registry)
@@ -303,6 +306,16 @@ def service_registry() -> Any:
     integrity.set_non_finite_fields("tick", ["price"])
     BreakerMetrics(registry, ["ticks"])
     ReloadMetrics(registry, ["tick"])
+    shadow = ShadowMetrics(registry, ["ticks"])
+    shadow.observe(
+        "ticks",
+        ShadowDiff(
+            2,
+            rescued=(0,),
+            violations=Counter({("rescued", "ask_sz", "missing_field"): 1}),
+            ceiling={"bid": "newly_breached"},
+        ),
+    )
     return registry
 
 

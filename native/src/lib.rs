@@ -19,6 +19,7 @@ fn build_version() -> &'static str {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(build_version, m)?)?;
     m.add_class::<state::py::SymbolState>()?;
+    m.add_class::<state::rows::StateRows>()?;
     m.add_class::<verdict::py::VerdictPlan>()?;
     m.add_function(wrap_pyfunction!(verdict::py::native_enabled, m)?)?;
     Ok(())

@@ -6,7 +6,8 @@ given is imported (the others pull in the Kafka client, the replay, the dev brok
 top-level ``--help`` lists ``COMMANDS`` without importing any. Every option's help shows its default
 (``argtypes.show_defaults``). Exit codes: the IntEnums of ``errors`` (``CheckExit``,
 ``ServiceExit``, ``ResumeExit``, ``ReplayExit``, ``SimulateExit``, ``InferExit``,
-``DiffExit``), whose comments the docs' exit-code tables are generated from.
+``DiffExit``, ``FromRegistryExit``, ``ShadowReportExit``), whose comments the docs' exit-code
+tables are generated from.
 """
 
 from __future__ import annotations
@@ -32,10 +33,22 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "create-topics": ("service", "create the topics a service config names"),
     "resume": ("resume", "close a route's DLQ circuit breaker on a running service"),
+    "shadow-report": (
+        "shadowreport",
+        "show how the shadow contracts of a running service judge records differently",
+    ),
     "simulate": ("simulate", "produce simulated market data (with vendor drift) to a topic"),
     "dev-kafka": ("devkafka", "run a local single-node Kafka broker (development)"),
+    "dev-registry": (
+        "devregistry",
+        "run a local Schema Registry, Apicurio, Confluent-compatible (development)",
+    ),
     "replay": ("replay", "re-validate quarantined DLQ records and send the fixed ones on"),
     "infer": ("infer", "draft a contract from a JSON-lines file or a topic sample"),
+    "contract": (
+        "fromregistry",
+        "contract from-registry: a contract file from a Schema Registry subject",
+    ),
     "diff-contract": (
         "diffcontract",
         "classify the changes between two contract versions (exit 1: tightening)",

@@ -16,13 +16,13 @@ import os
 import sys
 import urllib.error
 import urllib.request
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 from stream_validator.cli.argtypes import Subparsers, timeout_seconds
+from stream_validator.cli.healthurl import DEFAULT_URL, config_url, url_problem
 from stream_validator.codec import decode_json
 from stream_validator.errors import ConfigError, DecodeError, ResumeExit
 
-DEFAULT_URL = "http://127.0.0.1:8080"
 TOKEN_ENV = "SV_RESUME_TOKEN"
 _ANSWERS = {
     200: ResumeExit.OK,
@@ -75,10 +75,7 @@ def _resume(args: argparse.Namespace) -> int:
             from stream_validator.config.settings import load_config
 
             config = load_config(args.config)
-            # A server listening on every interface is reached on this host through loopback.
-            host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(config.health_host, config.health_host)
-            base = f"http://[{host}]" if ":" in host else f"http://{host}"
-            bases = [f"{base}:{config.health_port}"]
+            bases = [config_url(config)]
             if token_file is None and TOKEN_ENV not in os.environ:
                 token_file = config.resume_token_file
         token = _token(token_file)
@@ -86,7 +83,7 @@ def _resume(args: argparse.Namespace) -> int:
         print(f"stream-validator: error: {exc}", file=sys.stderr)
         return ResumeExit.USAGE
     for base in bases:
-        problem = _url_problem(base)
+        problem = url_problem(base)
         if problem:
             print(f"stream-validator: error: --url {base!r}: {problem}", file=sys.stderr)
             return ResumeExit.USAGE
@@ -102,20 +99,6 @@ def _token(token_file: str | None) -> str | None:
     if os.environ.get(TOKEN_ENV):
         return check_resume_token(os.environ[TOKEN_ENV], f"${TOKEN_ENV}")
     return None  # the service will say that a token is needed
-
-
-def _url_problem(url: str) -> str | None:
-    """Why ``url`` cannot be a health server's address, or None."""
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number or too big
-    except ValueError as exc:
-        return str(exc)
-    if parts.scheme.lower() not in ("http", "https"):
-        return "expected an http:// or https:// URL, e.g. http://127.0.0.1:8080"
-    if not parts.hostname:
-        return "no host in the URL"
-    return None
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):

@@ -50,6 +50,9 @@ class RouteConfig:
     on_null_ceiling_breach: str = "alert"
     max_payload_bytes: int = DEFAULT_MAX_MESSAGE_BYTES - PAYLOAD_HEADROOM_BYTES
     circuit_breaker: BreakerSpec | None = None  # None: the route has no breaker
+    #: A candidate contract judged beside the live one, routing nothing (``service/shadow/``).
+    shadow_contract: SchemaContract | None = None
+    shadow_contract_path: str | None = None
 
     def matches(self, topic: str) -> bool:
         """True when a source topic belongs to this route (a pattern matches the whole name)."""
@@ -161,4 +164,7 @@ class ServiceConfig:
     #: How often the routes' contract files are looked at for a change, which is then
     #: checked and swapped in between batches (``service/reload/``); 0: only on SIGHUP.
     contract_reload_interval_s: float = 5.0
+    #: Every this many seconds, a ``shadow differences`` event per route whose shadow
+    #: contract judged records differently meanwhile (``service/shadow/``); 0: none.
+    shadow_report_interval_s: float = 60.0
     source: str = "<config>"

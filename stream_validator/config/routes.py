@@ -66,6 +66,13 @@ def route_config(
         contract = load_contract(contract_path)
     except ContractFileError as exc:
         problems.extend(f"{at('contract')}: {exc.path}: {p}" for p in exc.problems)
+    shadow_path = base_dir / doc.shadow_contract if doc.shadow_contract is not None else None
+    shadow = None
+    if shadow_path is not None:
+        try:
+            shadow = load_contract(shadow_path)
+        except ContractFileError as exc:
+            problems.extend(f"{at('shadow_contract')}: {exc.path}: {p}" for p in exc.problems)
     if len(problems) > before:
         return None
     return RouteConfig(
@@ -79,6 +86,8 @@ def route_config(
         on_null_ceiling_breach=doc.on_null_ceiling_breach or "alert",
         max_payload_bytes=max_payload,
         circuit_breaker=breaker,
+        shadow_contract=shadow,
+        shadow_contract_path=str(shadow_path) if shadow_path is not None else None,
     )
 
 

@@ -70,6 +70,7 @@ class ServiceDoc(_Section, frozen=True):
     log_summary_interval_s: SecondsOrZero | UnsetType = UNSET
     resume_token_file: Text | UnsetType = UNSET
     contract_reload_interval_s: SecondsOrZero | UnsetType = UNSET
+    shadow_report_interval_s: SecondsOrZero | UnsetType = UNSET
 
 
 class MetricsDoc(_Section, frozen=True):
@@ -95,6 +96,8 @@ class RouteDoc(_Section, frozen=True):
     max_payload_bytes: Annotated[int, Meta(gt=0)] | UnsetType = UNSET
     # Checked key by key (and between keys) by ``config.breaker``, which names each one.
     circuit_breaker: dict[str, object] | None = None
+    # A candidate contract evaluated beside the live one, routing nothing (service/shadow/).
+    shadow_contract: Text | None = None
 
 
 class ConfigDoc(_Section, frozen=True):

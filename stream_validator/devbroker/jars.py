@@ -34,6 +34,11 @@ DEPENDENCY_PLUGIN_VERSION = "3.8.1"
 CACHE_ENV = "SV_KAFKA_CACHE_DIR"
 MARKER_NAME = "fetched.ok"
 _MVN_TIMEOUT_S = 900.0
+_EXCLUDE_ALL = (
+    "      <exclusions>\n"
+    "        <exclusion><groupId>*</groupId><artifactId>*</artifactId></exclusion>\n"
+    "      </exclusions>\n"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +48,10 @@ class MavenArtifact:
     group_id: str
     artifact_id: str
     version: str
+    type: str = "jar"
+    classifier: str = ""
+    #: False: the artifact alone (a wildcard exclusion; Maven then reads no dependency POM).
+    transitive: bool = True
 
 
 def broker_artifacts(kafka_version: str = KAFKA_VERSION) -> tuple[MavenArtifact, ...]:
@@ -54,21 +63,24 @@ def broker_artifacts(kafka_version: str = KAFKA_VERSION) -> tuple[MavenArtifact,
     )
 
 
-def render_pom(artifacts: tuple[MavenArtifact, ...]) -> str:
+def render_pom(artifacts: tuple[MavenArtifact, ...], name: str = "dev-kafka-jars") -> str:
     """A minimal POM listing ``artifacts``, with maven-dependency-plugin pinned."""
     deps = "\n".join(
         "    <dependency>\n"
         f"      <groupId>{a.group_id}</groupId>\n"
         f"      <artifactId>{a.artifact_id}</artifactId>\n"
         f"      <version>{a.version}</version>\n"
-        "    </dependency>"
+        + ("" if a.type == "jar" else f"      <type>{a.type}</type>\n")
+        + (f"      <classifier>{a.classifier}</classifier>\n" if a.classifier else "")
+        + ("" if a.transitive else _EXCLUDE_ALL)
+        + "    </dependency>"
         for a in artifacts
     )
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
   <groupId>local.stream-validator</groupId>
-  <artifactId>dev-kafka-jars</artifactId>
+  <artifactId>{name}</artifactId>
   <version>1</version>
   <packaging>pom</packaging>
   <dependencies>
@@ -117,7 +129,7 @@ def fetch_jars(
     if marker.is_file():
         return libs
     home.mkdir(parents=True, exist_ok=True)
-    with _exclusive(home / ".lock"):
+    with exclusive(home / ".lock"):
         if marker.is_file():  # another process fetched while we waited
             return libs
         say(f"fetching Kafka {kafka_version} jars from Maven Central into {libs} (first run only)")
@@ -125,7 +137,7 @@ def fetch_jars(
         pom.write_text(render_pom(broker_artifacts(kafka_version)), encoding="utf-8")
         staging = home / "libs.partial"
         shutil.rmtree(staging, ignore_errors=True)
-        _run_maven(mvn, pom, staging)
+        run_maven_copy(mvn, pom, staging)
         jars = sorted(p.name for p in staging.glob("*.jar"))
         if f"kafka_{SCALA_VERSION}-{kafka_version}.jar" not in jars:
             raise DevBrokerError(f"Maven finished but {staging} lacks the Kafka jar: {jars}")
@@ -135,7 +147,9 @@ def fetch_jars(
     return libs
 
 
-def _run_maven(mvn: str, pom: Path, output_dir: Path) -> None:
+def run_maven_copy(mvn: str, pom: Path, output_dir: Path, *options: str) -> None:
+    """``mvn dependency:copy-dependencies`` of ``pom`` into ``output_dir`` (Maven's own
+    settings choose the repository); a DevBrokerError with Maven's last lines on failure."""
     cmd = [
         mvn,
         "-q",
@@ -145,6 +159,7 @@ def _run_maven(mvn: str, pom: Path, output_dir: Path) -> None:
         "dependency:copy-dependencies",
         "-DincludeScope=runtime",
         f"-DoutputDirectory={output_dir}",
+        *options,
     ]
     try:
         done = subprocess.run(
@@ -152,7 +167,7 @@ def _run_maven(mvn: str, pom: Path, output_dir: Path) -> None:
         )
     except FileNotFoundError as exc:
         raise DevBrokerError(
-            f"Maven ({mvn!r}) is not on PATH; it is needed once to fetch the Kafka jars"
+            f"Maven ({mvn!r}) is not on PATH; it is needed once to fetch {pom.parent.name}"
         ) from exc
     except subprocess.TimeoutExpired as exc:
         raise DevBrokerError(f"Maven did not finish within {_MVN_TIMEOUT_S:.0f}s") from exc
@@ -162,7 +177,7 @@ def _run_maven(mvn: str, pom: Path, output_dir: Path) -> None:
 
 
 @contextmanager
-def _exclusive(lock_path: Path) -> Iterator[None]:
+def exclusive(lock_path: Path) -> Iterator[None]:
     """Serialise fetches across processes (parallel test runs share one cache)."""
     with lock_path.open("a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)

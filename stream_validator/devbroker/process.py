@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -14,17 +15,58 @@ from confluent_kafka.admin import AdminClient
 from stream_validator.errors import DevBrokerError
 
 _TOOL_TIMEOUT_S = 120.0
+_JVM_DIR = Path("/usr/lib/jvm")
 
 
-def find_java() -> str:
-    """``$JAVA_HOME/bin/java`` if it exists, else ``java`` from ``PATH``."""
+def find_java(min_version: int | None = None) -> str:
+    """``$JAVA_HOME/bin/java`` if it exists, else ``java`` from ``PATH``.
+
+    With ``min_version`` each of those must be at least that feature release, and when
+    neither is, the newest JDK under ``/usr/lib/jvm`` that is; none: a DevBrokerError
+    naming what was found.
+    """
+    candidates: list[str] = []
     java_home = os.environ.get("JAVA_HOME")
     if java_home and (Path(java_home) / "bin" / "java").is_file():
-        return str(Path(java_home) / "bin" / "java")
-    found = shutil.which("java")
-    if found is None:
-        raise DevBrokerError("java is not on PATH (and JAVA_HOME is unset); Kafka needs Java 17+")
-    return found
+        candidates.append(str(Path(java_home) / "bin" / "java"))
+    on_path = shutil.which("java")
+    if on_path is not None:
+        candidates.append(on_path)
+    if min_version is None:
+        if not candidates:
+            raise DevBrokerError(
+                "java is not on PATH (and JAVA_HOME is unset); Kafka needs Java 17+"
+            )
+        return candidates[0]
+    candidates += _jvm_dir_javas()
+    seen: list[str] = []
+    for java in candidates:
+        version = java_feature_version(java)
+        if version is not None and version >= min_version:
+            return java
+        seen.append(f"{java} ({'unknown version' if version is None else version})")
+    found = "; found: " + ", ".join(seen) if seen else "; no java found at all"
+    raise DevBrokerError(
+        f"Java {min_version} or newer is needed: set JAVA_HOME to such a JDK{found}"
+    )
+
+
+def _jvm_dir_javas() -> list[str]:
+    """``/usr/lib/jvm/*/bin/java``, newest release first (Debian's and Temurin's layout)."""
+    javas = [str(p) for p in _JVM_DIR.glob("*/bin/java") if p.is_file()]
+    return sorted(javas, key=lambda j: java_feature_version(j) or 0, reverse=True)
+
+
+def java_feature_version(java: str) -> int | None:
+    """The feature release (17, 21, 25 ...) of a ``java`` binary from its JDK's ``release``
+    file (no JVM started), or ``None`` when it cannot be read."""
+    home = Path(java).resolve().parent.parent
+    try:
+        text = (home / "release").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    match = re.search(r'^JAVA_VERSION="(\d+)', text, re.MULTILINE)
+    return int(match.group(1)) if match else None
 
 
 def run_tool(cmd: list[str], what: str) -> str:
@@ -42,6 +84,12 @@ def run_tool(cmd: list[str], what: str) -> str:
 
 def is_broker_process(pid: int, server_properties: Path) -> bool:
     """Whether ``pid`` is a live ``kafka.Kafka`` process started with ``server_properties``."""
+    return is_java_process(pid, b"kafka.Kafka", os.fsencode(server_properties))
+
+
+def is_java_process(pid: int, *markers: bytes) -> bool:
+    """Whether ``pid`` is alive (not a zombie) and has every one of ``markers`` among its
+    command-line arguments: how a pid file is trusted before any signal is sent."""
     if not Path("/proc/self").exists():  # no procfs (macOS): trust the pid file
         try:
             os.kill(pid, 0)
@@ -56,8 +104,7 @@ def is_broker_process(pid: int, server_properties: Path) -> bool:
         state = (proc_dir / "stat").read_text().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
         return False
-    ours = b"kafka.Kafka" in args and os.fsencode(server_properties) in args
-    return ours and state != "Z"
+    return all(marker in args for marker in markers) and state != "Z"
 
 
 def rss_bytes(pid: int) -> int | None:

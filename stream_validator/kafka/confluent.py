@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from itertools import repeat
+from operator import is_not
 from typing import Any
 
 from confluent_kafka import (
@@ -40,6 +42,8 @@ from stream_validator.kafka.ports import (
     RebalanceCallback,
 )
 from stream_validator.records import TopicPartitionKey
+
+_error = Message.error
 
 
 def error_info(error: KafkaError) -> KafkaErrorInfo:
@@ -116,7 +120,9 @@ class ConfluentConsumer:
             )
         consumed = Consumed()
         readable = messages
-        if any(message.error() is not None for message in messages):
+        # In C, no generator frame per message (error events are rare). By identity: a
+        # KafkaError compared with None by == raises inside the comparison.
+        if any(map(is_not, map(_error, messages), repeat(None))):
             readable = []
             for message in messages:
                 error = message.error()

@@ -29,6 +29,7 @@ from stream_validator.errors import (
     FatalTransactionError,
     KafkaClientError,
     ProducerLostError,
+    TransactionCallError,
 )
 from stream_validator.kafka.deadline import DeadlineCaller
 from stream_validator.kafka.ports import FENCING, Consumer, GroupMetadata, Producer
@@ -85,7 +86,7 @@ class Transactions:
         old one still holds, and the batch is read again from the committed offsets."""
         try:
             self._call("begin_transaction", lambda p: p.begin_transaction(), 0.0)  # local
-        except _AbortableError as exc:
+        except TransactionCallError as exc:
             raise ProducerLostError(f"begin failed: {exc}") from None
         self._open = True
 
@@ -99,7 +100,7 @@ class Transactions:
                     lambda p: p.abort_transaction(self._coordinator_timeout_s),
                     self._coordinator_timeout_s,
                 )
-            except _AbortableError as exc:  # e.g. the broker is away: fence it with a new one
+            except TransactionCallError as exc:  # e.g. the broker is away: fence it with a new one
                 raise ProducerLostError(f"abort failed: {exc}") from None
 
     @property
@@ -127,7 +128,7 @@ class Transactions:
                 lambda p: p.commit_transaction(self._coordinator_timeout_s),
                 self._coordinator_timeout_s,
             )
-        except _AbortableError as exc:
+        except TransactionCallError as exc:
             self.abort()
             return str(exc)
         self._open = False
@@ -162,7 +163,7 @@ class Transactions:
             except ProducerLostError as exc:
                 replace = True
                 log.warning("the new producer was lost too", extra={"error": str(exc)})
-            except _AbortableError as exc:
+            except TransactionCallError as exc:
                 replace = False
                 log.warning("init_transactions failed; retrying", extra={"error": str(exc)})
             stop.wait(backoff_s)
@@ -187,7 +188,7 @@ class Transactions:
                     self._open = False
                     raise ProducerLostError(f"{what}: {error}") from None
                 if error.abortable or not error.retriable or attempt == _RETRIES - 1:
-                    raise _AbortableError(f"{what}: {error}") from None
+                    raise TransactionCallError(f"{what}: {error}") from None
                 time.sleep(self._retry_pause_s * (attempt + 1))
 
 
@@ -199,13 +200,3 @@ def committed_positions(
     positions = dict(first)
     positions.update(consumer.committed(consumer.assignment(), timeout_s))
     return positions
-
-
-class _AbortableError(Exception):
-    pass
-
-
-TransactionCallError = _AbortableError
-"""What ``init`` raises when the call failed without losing the producer (a retriable error
-outlasted the retries, or an abortable one); ``commit`` and ``recover`` handle it themselves.
-Public so that a caller without ``recover`` (the replay runner) can stop on it."""

@@ -28,11 +28,12 @@ from stream_validator.errors import (
     ReplayKafkaError,
     ReplaySetupError,
     StreamValidatorError,
+    TransactionCallError,
 )
 from stream_validator.kafka.io import Status, produce_all
 from stream_validator.kafka.ports import Admin, Consumer, missing_topics
 from stream_validator.kafka.reader import RangeReader
-from stream_validator.kafka.transactions import TransactionCallError, Transactions
+from stream_validator.kafka.transactions import Transactions
 from stream_validator.replay.clients import BrokerClients, ReplayClients
 from stream_validator.replay.planner import (
     Coverage,

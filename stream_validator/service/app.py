@@ -39,6 +39,7 @@ from stream_validator.service.telemetry.integritymetrics import IntegrityMetrics
 from stream_validator.service.telemetry.logs import configure_logging
 from stream_validator.service.telemetry.metrics import CollectorRegistry, ServiceMetrics
 from stream_validator.service.telemetry.reloadmetrics import ReloadMetrics
+from stream_validator.service.telemetry.shadowmetrics import ShadowMetrics
 
 log = logging.getLogger("stream_validator.service.app")
 
@@ -48,6 +49,7 @@ def metrics_hooks(
     integrity: IntegrityMetrics | None = None,
     breakers: BreakerMetrics | None = None,
     reloads: ReloadMetrics | None = None,
+    shadows: ShadowMetrics | None = None,
 ) -> ServiceHooks:
     """Hooks that feed the service's events into Prometheus metrics."""
 
@@ -63,6 +65,8 @@ def metrics_hooks(
         )
         if integrity is not None:
             integrity.observe_batch(delivered.route, delivered.plan.report, delivered.plan.state)
+        if shadows is not None and delivered.plan.shadow is not None:
+            shadows.observe(delivered.route, delivered.plan.shadow)
 
     def on_rebalance(event: str, partitions: list[tuple[str, int]]) -> None:
         metrics.inc_rebalance(event)
@@ -149,9 +153,12 @@ def run_service(config_path: str, environ: Mapping[str, str] | None = None) -> i
         registry, [r.name for r in config.routes if r.circuit_breaker is not None]
     )
     reload_metrics = ReloadMetrics(registry, [r.contract.name for r in config.routes])
+    shadow_metrics = ShadowMetrics(
+        registry, [r.name for r in config.routes if r.shadow_contract is not None]
+    )
     state = ServiceState()
     try:
-        hooks = metrics_hooks(metrics, integrity, breaker_metrics, reload_metrics)
+        hooks = metrics_hooks(metrics, integrity, breaker_metrics, reload_metrics, shadow_metrics)
         service = StreamService(config, hooks=hooks, state=state)
         token_file = config.resume_token_file
         health = HealthServer(
@@ -235,8 +242,8 @@ def _ignore(_signum: int, _frame: FrameType | None) -> None:
 
 
 def _watch_signals(read_fd: int, service: StreamService, deadline_s: float) -> None:
-    while True:
-        for signum in os.read(read_fd, 64):
+    while chunk := os.read(read_fd, 64):  # b"": every write end closed, nothing more can come
+        for signum in chunk:
             if signum == signal.SIGHUP:
                 log.info("SIGHUP: contract files will be looked at again")
                 service.request_reload()

@@ -40,6 +40,7 @@ from stream_validator.service.reload.reloader import ContractReloader
 from stream_validator.service.report.hooks import ServiceHooks
 from stream_validator.service.report.reporter import BatchReporter
 from stream_validator.service.report.state import ServiceState
+from stream_validator.service.shadow.routes import shadow_routes
 from stream_validator.state.native import native_wanted
 
 log = logging.getLogger("stream_validator.service")
@@ -108,6 +109,15 @@ class StreamService:
             clock=clock,
             monotonic=monotonic,
         )
+        #: The routes' shadow contracts (``shadow/``); None, at no cost, when none has one.
+        self._shadows = shadow_routes(
+            config,
+            self._processors,
+            hooks=self.hooks,
+            state=self.state,
+            clock=clock,
+            monotonic=monotonic,
+        )
         #: The routes' DLQ circuit breakers (``breaker/routes.py``), on the monotonic clock.
         self.breakers = RouteBreakers(
             config.routes,
@@ -140,6 +150,8 @@ class StreamService:
     def request_reload(self) -> None:
         """Look at every contract file at the loop's next turn (SIGHUP; signal-safe)."""
         self._reloader.request()
+        if self._shadows is not None:
+            self._shadows.request()
 
     @property
     def stopping(self) -> bool:
@@ -204,6 +216,8 @@ class StreamService:
             if self._reloader.poll():  # between batches: the next one is planned under it
                 self.config = replace(self.config, routes=self._reloader.routes())
                 self._topic_routes.clear()
+            if self._shadows is not None:
+                self._shadows.poll()
             if self._callbacks.fatal is not None:
                 log.error("fatal Kafka error; stopping", extra={"error": self._callbacks.fatal})
                 return ServiceExit.FATAL
@@ -290,6 +304,8 @@ class StreamService:
             )
             for name, records in by_route.items()
         ]
+        if self._shadows is not None:  # judged by the shadow contracts too, routing nothing
+            plans = self._shadows.compare(by_route, plans, validated_at=validated_at)
         return plans, BatchOffsets(first, after)
 
     def _settle(self, consumer: Consumer, outcome: BatchOutcome) -> int | None:

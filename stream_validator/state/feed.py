@@ -138,6 +138,31 @@ class StateFeed:
             return _each(self.observe, partitions, values)
         return self._observe_rows(partitions, views, self._view_getters, {})
 
+    def observe_scanned(
+        self,
+        partitions: Sequence[Hashable],
+        values: Sequence[object],
+        indices: Sequence[int],
+        rows: Any,
+        distrust: Mapping[int, frozenset[str]] | None = None,
+    ) -> list[tuple[int, tuple[SymbolEvent, ...]]]:
+        """``observe_many`` of the records at batch positions ``indices`` (``values``: their
+        payloads), read from ``rows``: the ``StateRows`` the Rust verdict scan filled for
+        the batch (``DataSchemaContractVerifier.state_rows``), one per record. The native
+        tracker takes them as they are; a row the scan left absent is read here, from the
+        decoded record. Only for a tracker with ``observe_scanned`` (the native one)."""
+        masks = {at: _mask(parts) for at, parts in distrust.items()} if distrust else {}
+        trust = distrust or {}
+
+        def read(position: int) -> _Read | None:
+            return self._read(values[position], trust.get(position, TRUSTED))
+
+        scanned = self.tracker.observe_scanned  # type: ignore[attr-defined]
+        out: list[tuple[int, tuple[SymbolEvent, ...]]] = scanned(
+            partitions, rows, indices, masks, read
+        )
+        return out
+
     def observe(
         self, partition: Hashable, value: object, distrust: frozenset[str] = TRUSTED
     ) -> tuple[SymbolEvent, ...]:
@@ -322,6 +347,11 @@ def _moment(moment: object) -> EventTime | None:
     if type(moment) is datetime:
         return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
     return event_moment(moment)
+
+
+def _mask(parts: frozenset[str]) -> int:
+    """``distrust`` parts as ``observe_scanned`` takes them (1 seq, 2 time, 4 quote)."""
+    return ("seq" in parts) | ("time" in parts) << 1 | ("quote" in parts) << 2
 
 
 def _each(

@@ -51,6 +51,7 @@ from stream_validator.verify.rustcore import RustCheck
 from stream_validator.verify.rustcore import add_payloads as rust_payloads
 
 if TYPE_CHECKING:
+    from stream_validator._native import StateRows
     from stream_validator.verify.verifier import DataSchemaContractVerifier
 
 _log = logging.getLogger(__name__)
@@ -166,16 +167,23 @@ class BatchAccumulator:
         return quarantined[0] if quarantined else None
 
     def add_payloads(
-        self, payloads: Sequence[Payload], decoded: list[Any] | None = None
+        self,
+        payloads: Sequence[Payload],
+        decoded: list[Any] | None = None,
+        rows: StateRows | None = None,
     ) -> list[QuarantinedRecord]:
         """Decode and validate raw payloads in order; return the quarantined ones.
 
         ``decoded``: extended with one entry per payload, the fast path's Struct of a
         payload it accepted (read with the verifier's ``field_getter``), else None.
+        ``rows``: a ``StateRows`` of the verifier's ``state_rows``, extended with one row per
+        payload (absent ones where the Rust core did not read it).
         """
         self._payloads_seen = True
         if self._rust is not None:
-            return rust_payloads(self, self._rust, self._rust_windows, payloads, decoded)
+            return rust_payloads(self, self._rust, self._rust_windows, payloads, decoded, rows)
+        if rows is not None:
+            rows.extend_absent(len(payloads))
         native = self._native
         out: list[QuarantinedRecord] = []
         chunk = CHUNK if native is None else native.chunk

@@ -63,7 +63,15 @@ def native_enabled() -> bool:
 class RustCheck:
     """A contract compiled into the native plan, with its pattern matchers."""
 
-    __slots__ = ("_patterns", "chunk", "max_payload_bytes", "plan", "rule_names")
+    __slots__ = (
+        "_patterns",
+        "chunk",
+        "field_index",
+        "field_types",
+        "max_payload_bytes",
+        "plan",
+        "rule_names",
+    )
 
     def __init__(self, contract: SchemaContract, max_payload_bytes: int) -> None:
         try:
@@ -76,6 +84,8 @@ class RustCheck:
             if spec.pattern is not None
         }
         self.rule_names = tuple(rule.name for rule in contract.rules)
+        self.field_index = {spec.name: i for i, spec in enumerate(contract.fields)}
+        self.field_types = {spec.name: spec.expected_type for spec in contract.fields}
         self.chunk = CHUNK
         self.max_payload_bytes = max_payload_bytes
 
@@ -98,6 +108,25 @@ class RustCheck:
             for _, lo, hi in bounds
         ]
 
+    def state_rows(
+        self, key: str, seq: str | None, time: str | None, quotes: Sequence[str]
+    ) -> _native.StateRows | None:
+        """A ``StateRows`` the scan fills with these fields of each payload (see
+        ``DataSchemaContractVerifier.state_rows``), or None when one is not a field or a
+        quote field is not a number (the scan reads only numbers and nulls as quotes)."""
+        index = self.field_index
+        names = [key, *(n for n in (seq, time) if n is not None), *quotes]
+        if not set(names) <= index.keys() or any(
+            self.field_types[q] not in (int, float) for q in quotes
+        ):
+            return None
+        return _native.StateRows(
+            index[key],
+            -1 if seq is None else index[seq],
+            -1 if time is None else index[time],
+            [index[q] for q in quotes],
+        )
+
     def learn(self, pending: list[tuple[int, str]]) -> None:
         """Ask Python's ``re`` about pattern values the core has not seen yet."""
         patterns = self._patterns
@@ -110,8 +139,10 @@ def add_payloads(
     windows: list[tuple[int | None, int | None]],
     payloads: Sequence[Any],
     decoded: list[Any] | None,
+    state_rows: _native.StateRows | None = None,
 ) -> list[QuarantinedRecord]:
-    """``BatchAccumulator.add_payloads`` through the core (``decoded`` gets None each)."""
+    """``BatchAccumulator.add_payloads`` through the core (``decoded`` gets None each;
+    ``state_rows``, a ``StateRows``, the state's fields of each payload as the core read them)."""
     out: list[QuarantinedRecord] = []
     limit = rust.max_payload_bytes
     for start in range(0, len(payloads), rust.chunk):
@@ -119,10 +150,16 @@ def add_payloads(
         base = batch._total
         batch._total += len(part)
         rows = part if type(part) is list else list(part)
+        mark = len(state_rows) if state_rows is not None else 0
         try:
-            events, nulls, flags, flagged, pending = rust.plan.scan(rows, windows, limit)
+            events, nulls, flags, flagged, pending = rust.plan.scan(
+                rows, windows, limit, state_rows
+            )
         except Exception as exc:  # defence in depth: the Python rules take the chunk
             batch._log_error("native core", exc)
+            if state_rows is not None:  # and Python reads the state's fields
+                state_rows.truncate(mark)
+                state_rows.extend_absent(len(rows))
             events = [(i, _DEFER) for i in range(len(rows))]
             nulls, flags, flagged, pending = [], [], 0, []
         if pending:

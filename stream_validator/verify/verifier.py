@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stream_validator.contracts.check import check_contract
 from stream_validator.contracts.model import SchemaContract
@@ -20,6 +20,9 @@ from stream_validator.verify.recordchecks import RecordChecks
 from stream_validator.verify.report import SchemaContractValidationReport
 from stream_validator.verify.rules import RecordInspector
 from stream_validator.verify.rustcore import RustCheck, native_enabled
+
+if TYPE_CHECKING:
+    from stream_validator._native import StateRows
 
 DEFAULT_MAX_PAYLOAD_BYTES = 1_048_576
 
@@ -124,6 +127,7 @@ class DataSchemaContractVerifier:
         *,
         now: datetime | None = None,
         decoded: list[Any] | None = None,
+        rows: StateRows | None = None,
     ) -> SchemaContractValidationReport:
         """Validate raw Kafka values: decode each as JSON, then validate it.
 
@@ -136,9 +140,10 @@ class DataSchemaContractVerifier:
         payload (read its fields with ``field_getter``) or None (declined by the fast path,
         whatever the full rules decided), so a caller reading a few fields of the valid
         records need not decode them again.
+        ``rows``: a ``StateRows`` from ``state_rows``, extended with one row per payload.
         """
         batch = self.start_batch(now=now)
-        batch.add_payloads(payloads, decoded)
+        batch.add_payloads(payloads, decoded, rows)
         report = batch.finish()
         if not self._non_finite:
             return report
@@ -153,6 +158,19 @@ class DataSchemaContractVerifier:
         if self._native is None or self._rust is not None:  # the core hands out no Structs
             return None
         return self._native.getter(*names)
+
+    def state_rows(
+        self, key: str, seq: str | None = None, time: str | None = None, quotes: Sequence[str] = ()
+    ) -> StateRows | None:
+        """A native ``StateRows`` for ``validate_payloads(rows=...)``: the Rust core reads these
+        fields of each payload as it judges it (as ``SymbolStateTracker.read`` reads them
+        from the decoded record; a row it cannot read so is left absent), for the native
+        per-symbol state (``SymbolState.observe_scanned``) to take without a second decode.
+        None when the Rust core does not judge this contract's payloads, or cannot read
+        those fields (not declared, or a quote field that is not a number)."""
+        if self._rust is None:
+            return None
+        return self._rust.state_rows(key, seq, time, quotes)
 
     def start_batch(
         self, *, keep_records: bool = True, now: datetime | None = None

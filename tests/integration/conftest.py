@@ -8,6 +8,11 @@ No broker means the fixture fails: integration tests are never skipped silently.
 
 ``restartable_kafka`` is always a dedicated ``LocalKafkaBroker`` (even with an external cluster)
 because fault-injection tests need to stop, kill -9 and restart its process.
+
+``schema_registry_url`` (session): ``SCHEMA_REGISTRY_URL`` from the environment, else the
+project's own ``LocalSchemaRegistry`` (Apicurio, Java 21+) in a temp dir; the URL of a
+Confluent-compatible API. ``restartable_registry`` is always a dedicated local registry (one
+per module) a test may stop, kill and restart. No registry means the fixture fails.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from stream_validator.cli.devkafka import LocalKafkaBroker
+from stream_validator.cli.devregistry import LocalSchemaRegistry
 from stream_validator.errors import DevBrokerError
 
 _HERE = Path(__file__).parent
@@ -69,6 +75,58 @@ def restartable_kafka(_module_restartable_kafka: LocalKafkaBroker) -> LocalKafka
     if not broker.is_running():  # an earlier test left it down
         broker.start(keep_data=True)
     return broker
+
+
+@pytest.fixture(scope="session")
+def schema_registry_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """URL of a Confluent-compatible Schema Registry API shared by the whole test session."""
+    external = os.environ.get("SCHEMA_REGISTRY_URL", "").strip()
+    if external:
+        yield external
+        return
+    registry = _start_registry(tmp_path_factory.mktemp("registry-session"), "session registry")
+    try:
+        yield registry.url
+    finally:
+        registry.stop()
+
+
+@pytest.fixture(scope="module")
+def _module_restartable_registry(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[LocalSchemaRegistry]:
+    registry = _start_registry(tmp_path_factory.mktemp("registry-faults"), "restartable registry")
+    try:
+        yield registry
+    finally:
+        registry.stop()
+
+
+@pytest.fixture
+def restartable_registry(
+    _module_restartable_registry: LocalSchemaRegistry,
+) -> LocalSchemaRegistry:
+    """A dedicated local registry (one per module) a test may stop, kill and restart; a
+    restart on its state dir keeps its URL (its schemas only with ``keep_data=True``)."""
+    registry = _module_restartable_registry
+    if not registry.is_running():  # an earlier test left it down
+        registry.start()
+    return registry
+
+
+def _start_registry(state_dir: Path, what: str) -> LocalSchemaRegistry:
+    registry = LocalSchemaRegistry(state_dir)
+    try:
+        registry.start()
+    except DevBrokerError as exc:
+        reason = str(exc)
+    else:
+        return registry
+    pytest.fail(  # outside the except block: the message alone, no chained traceback
+        f"no Schema Registry for the integration tests: SCHEMA_REGISTRY_URL is unset and the "
+        f"local {what} (LocalSchemaRegistry in {state_dir}) failed: {reason}",
+        pytrace=False,
+    )
 
 
 def _start_local(state_dir: Path, what: str) -> LocalKafkaBroker:

@@ -4,9 +4,11 @@
 //! (tests/unit/native/test_state_differential.py proves it).
 //!
 //! `tracker::SymbolState` is plain Rust, for a native scanner to feed record by record;
-//! `py::SymbolState` is the Python class over it.
+//! `py::SymbolState` is the Python class over it; `rows` holds the state's fields as the
+//! verdict scan read them, and feeds the tracker from them.
 
 pub mod py;
+pub mod rows;
 mod sequence;
 pub mod tracker;
 pub mod values;

@@ -15,7 +15,7 @@ const WINDOW_CAP: i128 = 1 << 66;
 
 #[pyclass(module = "stream_validator._native", subclass)]
 pub struct SymbolState {
-    core: Core,
+    pub(super) core: Core,
     /// Partition (any hashable) -> its id in the core.
     parts: Py<PyDict>,
     next_part: u32,
@@ -30,7 +30,7 @@ pub struct SymbolState {
     timezone_type: PyObject,
     /// Fixed offsets seen (a `timezone` object -> its offset in microseconds), by identity.
     offsets: Vec<(PyObject, i64)>,
-    events: Vec<Event>,
+    pub(super) events: Vec<Event>,
     quote: Vec<QuoteValue>,
 }
 
@@ -107,12 +107,12 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-fn mixed(_: MixedTimes) -> PyErr {
+pub(super) fn mixed(_: MixedTimes) -> PyErr {
     PyTypeError::new_err("event times of two kinds (epoch seconds and datetimes) in one tracker")
 }
 
 impl SymbolState {
-    fn part_id(&mut self, partition: &Bound<'_, PyAny>) -> PyResult<u32> {
+    pub(super) fn part_id(&mut self, partition: &Bound<'_, PyAny>) -> PyResult<u32> {
         let parts = self.parts.bind(partition.py());
         if let Some(id) = parts.get_item(partition)? {
             return id.extract();
@@ -264,7 +264,7 @@ impl SymbolState {
         Ok(true)
     }
 
-    fn observe_one(
+    pub(super) fn observe_one(
         &mut self,
         part: u32,
         symbol: &Bound<'_, PyAny>,
@@ -299,7 +299,7 @@ impl SymbolState {
     }
 
     /// The events gathered, as a tuple of `SymbolEvent` (cleared).
-    fn take_events<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+    pub(super) fn take_events<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let mut out = Vec::with_capacity(self.events.len());
         for event in self.events.drain(..) {
             let symbol = match std::str::from_utf8(&event.symbol) {
@@ -459,6 +459,19 @@ impl SymbolState {
             }
         }
         Ok(out)
+    }
+
+    /// `observe` of the records the verdict scan read into `rows` (see `state::rows`).
+    fn observe_scanned<'py>(
+        &mut self,
+        py: Python<'py>,
+        partitions: &Bound<'py, PyAny>,
+        rows: &Bound<'py, super::rows::StateRows>,
+        indices: &Bound<'py, PyAny>,
+        distrust: &Bound<'py, PyDict>,
+        read: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        self.scanned(py, partitions, rows, indices, distrust, read)
     }
 
     /// Forget a revoked partition's state; how many symbols were dropped.

@@ -529,3 +529,5 @@ fn check<P: Patterns + ?Sized>(
 pub mod py;
 #[cfg(not(fuzzing))]
 mod pyspec;
+#[cfg(not(fuzzing))]
+pub mod statefeed;

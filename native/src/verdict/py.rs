@@ -218,13 +218,18 @@ impl VerdictPlan {
     }
 
     /// Judge a chunk: (events, null counts, flag-rule counts, flagged records, pending).
+    /// `rows`: gets one row per payload, the state's fields of it (`statefeed`).
+    #[pyo3(signature = (payloads, windows, max_bytes, rows = None))]
     fn scan<'py>(
         &self,
         py: Python<'py>,
         payloads: &Bound<'py, PyList>,
         windows: Vec<Window>,
         max_bytes: usize,
+        rows: Option<&Bound<'py, crate::state::rows::StateRows>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
+        let mut held = rows.map(|r| r.borrow_mut());
+        let mut sink = held.as_deref_mut().map(|r| &mut r.rows);
         let borrowed = Borrowed(
             payloads
                 .iter()
@@ -250,6 +255,9 @@ impl VerdictPlan {
             let mut vals = Vec::with_capacity(self.plan.fields.len());
             for (pos, item) in borrowed.0.iter().enumerate() {
                 let Some((ptr, len)) = *item else {
+                    if let Some(sink) = sink.as_deref_mut() {
+                        sink.absent();
+                    }
                     events.push(Event::Defer(pos));
                     continue;
                 };
@@ -258,6 +266,10 @@ impl VerdictPlan {
                 let judged = catch_unwind(AssertUnwindSafe(|| {
                     judge(&self.plan, buf, &windows, &memory, &mut unknown, &mut vals)
                 }));
+                if let Some(sink) = sink.as_deref_mut() {
+                    let settled = matches!(judged, Ok(Outcome::Valid { .. } | Outcome::Bad(_)));
+                    super::statefeed::feed(sink, &vals, settled);
+                }
                 match judged {
                     Err(_) => {
                         unknown.clear();

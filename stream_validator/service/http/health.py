@@ -124,6 +124,7 @@ class HealthServer:
             "recent_batches": state.recent_events[-5:],
             "breakers": dict(state.breakers),
             "contracts": {route: dict(entry) for route, entry in state.contracts.items()},
+            "shadows": {route: dict(entry) for route, entry in state.shadows.items()},
         }
 
     def refusal(self, origin: str | None, authorization: str | None) -> Answer | None:

@@ -26,6 +26,7 @@ from stream_validator.labels import bounded_counts, bounded_names
 from stream_validator.records import OutputRecord, SourceRecord, TopicPartitionKey
 from stream_validator.service.plan.nullwindow import NullWindow, WindowRate
 from stream_validator.service.plan.routestate import RouteState, StateSummary, unchanged_state
+from stream_validator.service.plan.shadowdiff import ShadowDiff
 from stream_validator.verify import (
     DataSchemaContractVerifier,
     SchemaContractValidationReport,
@@ -47,6 +48,8 @@ class BatchPlan:
     added_violations: Counter[tuple[str | None, str]] = field(default_factory=Counter)
     #: What the contract's per-symbol state saw (None: the contract keeps no state).
     state: StateSummary | None = None
+    #: How the route's shadow contract would have judged the batch (None: no shadow).
+    shadow: ShadowDiff | None = None
 
     @property
     def violation_counts(self) -> Counter[tuple[str | None, str]]:
@@ -148,7 +151,13 @@ class RouteProcessor:
         spec = route.contract.state
         types = {field.name: field.expected_type for field in route.contract.fields}
         self.state = (
-            RouteState(spec, types, self.verifier.field_getter, native=native_state)
+            RouteState(
+                spec,
+                types,
+                self.verifier.field_getter,
+                native=native_state,
+                state_rows=self.verifier.state_rows,
+            )
             if spec is not None
             else None
         )
@@ -170,10 +179,14 @@ class RouteProcessor:
         # The skew windows are measured from the time this batch is validated: the same
         # clock reading the DLQ envelope's validated_at records.
         now = datetime.fromisoformat(validated_at) if self._skew_windows else None
-        # The per-symbol state reads its fields from the verifier's decoded records.
-        decoded: list[Any] | None = [] if self.state is not None else None
+        # The per-symbol state reads its fields from what the verifier read: the native
+        # core's rows of them (no Python object per record), else its decoded Structs.
+        rows = self.state.rows if self.state is not None else None
+        decoded: list[Any] | None = [] if self.state is not None and rows is None else None
+        if rows is not None:
+            rows.clear()
         report = self.verifier.validate_payloads(
-            list(map(_value, records)), now=now, decoded=decoded
+            list(map(_value, records)), now=now, decoded=decoded, rows=rows
         )
         dlq_violations: dict[int, list[Violation]] = {
             q.index: q.violations for q in report.quarantined_records
@@ -200,7 +213,7 @@ class RouteProcessor:
                     added[(violation.field, str(violation.kind))] += len(report.valid_indices)
         # Fed after the null ceiling: a record already headed for the DLQ stays as it is.
         state = (
-            self.state.apply(records, report, dlq_violations, added, decoded)
+            self.state.apply(records, report, dlq_violations, added, decoded, rows)
             if self.state
             else None
         )
@@ -251,6 +264,7 @@ class RouteProcessor:
             {field.name: field.expected_type for field in contract.fields},
             new.verifier.field_getter,
             tracker=self.state.tracker,
+            state_rows=new.verifier.state_rows,
         )
         return new, "carried"
 

@@ -21,6 +21,7 @@ taken for regressions.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -70,7 +71,7 @@ class StateSummary:
 class RouteState:
     """One route's tracker and the actions of its contract's ``state`` section."""
 
-    __slots__ = ("_feed", "_fields", "_quarantine", "spec", "tracker")
+    __slots__ = ("_feed", "_fields", "_quarantine", "rows", "spec", "tracker")
 
     def __init__(
         self,
@@ -80,14 +81,23 @@ class RouteState:
         *,
         native: bool = True,
         tracker: SymbolStateTracker | None = None,
+        state_rows: Callable[..., Any] | None = None,
     ) -> None:
         """``field_getter``: the verifier's (see ``StateFeed``); ``tracker``: one to carry
         on (a reloaded contract whose state is ``unchanged_state``), else a fresh one:
         ``native``, the tracker in the native core (``state.native``; same events), else
-        the Python reference."""
+        the Python reference. ``state_rows``: the verifier's; with a native tracker,
+        ``rows`` is then the ``StateRows`` to hand ``validate_payloads`` (None: none)."""
         self.spec = spec
         self.tracker = tracker if tracker is not None else symbol_state_tracker(spec, native)
         self._feed = StateFeed(self.tracker, field_types, field_getter)
+        self.rows: Any = None
+        if state_rows is not None and hasattr(self.tracker, "observe_scanned"):
+            frozen = spec.frozen_max_updates is not None or spec.frozen_max_s is not None
+            quotes = spec.quote_fields if frozen else ()
+            self.rows = state_rows(
+                spec.key_field, spec.sequence_field, spec.event_time_field, quotes
+            )
         quarantine: set[SymbolEventKind] = set()
         if spec.sequence_action is RuleAction.QUARANTINE:
             quarantine |= {SymbolEventKind.SEQUENCE_GAP, SymbolEventKind.SEQUENCE_REGRESSION}
@@ -107,17 +117,23 @@ class RouteState:
         dlq_violations: dict[int, list[Violation]],
         added: Counter[tuple[str | None, str]],
         decoded: Sequence[Any] | None = None,
+        rows: Any = None,
     ) -> StateSummary:
         """Feed the batch to the tracker; quarantine per the actions (into ``dlq_violations``
         and ``added``, records not headed for the DLQ yet only). ``decoded``: what
-        ``validate_payloads`` decoded of each record (its ``decoded``), or None."""
+        ``validate_payloads`` decoded of each record (its ``decoded``), or None; ``rows``:
+        the ``StateRows`` (``self.rows``) it filled, one per record, or None."""
         tracker = self.tracker
         evictions = tracker.evictions
         tally = EventTally(MAX_EXAMPLES)
         moved = 0
         indices, values, partitions, distrust = _fed(records, report, self.spec)
-        rows = list(map(decoded.__getitem__, indices)) if decoded is not None else None
-        for position, events in self._feed.observe_many(partitions, values, rows, distrust):
+        if rows is not None and len(rows) == len(records):
+            found = self._feed.observe_scanned(partitions, values, indices, rows, distrust)
+        else:
+            structs = list(map(decoded.__getitem__, indices)) if decoded is not None else None
+            found = self._feed.observe_many(partitions, values, structs, distrust)
+        for position, events in found:
             index = indices[position]
             tally.add(events)
             if index in dlq_violations or not self._quarantine:
@@ -168,6 +184,7 @@ def _fed(
     if fed:
         indices = sorted([*indices, *fed])
         if any(fed.values()):
-            distrust = {at: fed[i] for at, i in enumerate(indices) if fed.get(i)}
+            # Positions of the few distrusting ones (indices: sorted, each index once).
+            distrust = {bisect_left(indices, i): parts for i, parts in fed.items() if parts}
     chosen = list(map(records.__getitem__, indices))
     return indices, list(map(_VALUE, chosen)), list(map(_TOPIC_PARTITION, chosen)), distrust

@@ -27,6 +27,8 @@ class ServiceState:
     breakers: dict[str, dict[str, object]] = field(default_factory=dict)
     #: route -> its live contract (name, version, file) and last reload attempt.
     contracts: dict[str, dict[str, object]] = field(default_factory=dict)
+    #: route -> its shadow contract and how it judged records differently (``shadow/``).
+    shadows: dict[str, dict[str, object]] = field(default_factory=dict)
     max_events: int = 20
 
     def remember(self, event: dict[str, Any]) -> None:

@@ -49,7 +49,7 @@ def test_unknown_keys_at_depth_are_listed_with_the_allowed_ones(tmp_path: Path) 
     assert error(tmp_path, doc) == (
         "routes[1] (route 'books'): unknown key(s) colour, topic (allowed: circuit_breaker,"
         " clean_topic, contract, dlq_topic, max_payload_bytes, name, on_null_ceiling_breach,"
-        " source_pattern, source_topics)"
+        " shadow_contract, source_pattern, source_topics)"
     )
 
 

@@ -19,6 +19,7 @@ from stream_validator.service.telemetry.breakermetrics import BreakerMetrics
 from stream_validator.service.telemetry.integritymetrics import IntegrityMetrics
 from stream_validator.service.telemetry.metrics import CollectorRegistry, ServiceMetrics
 from stream_validator.service.telemetry.reloadmetrics import ReloadMetrics
+from stream_validator.service.telemetry.shadowmetrics import ShadowMetrics
 from tests.support.ticks import TICK_YAML as TICK
 from tests.support.ticks import tick
 
@@ -100,6 +101,9 @@ class Harness:
         self.reload_metrics = ReloadMetrics(
             self.registry, [r.contract.name for r in self.config.routes]
         )
+        self.shadow_metrics = ShadowMetrics(
+            self.registry, [r.name for r in self.config.routes if r.shadow_contract is not None]
+        )
         self.clients = FakeClients(
             self.broker,
             GROUP,
@@ -111,7 +115,11 @@ class Harness:
             self.config,
             hooks=self.hooks
             or metrics_hooks(
-                self.metrics, self.integrity, self.breaker_metrics, self.reload_metrics
+                self.metrics,
+                self.integrity,
+                self.breaker_metrics,
+                self.reload_metrics,
+                self.shadow_metrics,
             ),
             state=self.state,
             clients=self.clients,

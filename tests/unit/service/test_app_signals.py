@@ -45,7 +45,7 @@ def test_sighup_requests_a_reload_and_does_not_stop_the_service(
     monkeypatch.setattr(app, "_start_watchdog", arm)
     read_fd, write_fd = os.pipe()
     service = FakeService()
-    # A daemon thread blocked on the pipe, as in the service (never closed: EOF would spin).
+    # A daemon thread blocked on the pipe, as in the service.
     watcher = threading.Thread(target=_watch_signals, args=(read_fd, service, 3600.0), daemon=True)
     watcher.start()
     os.write(write_fd, bytes([signal.SIGHUP]))
@@ -54,3 +54,19 @@ def test_sighup_requests_a_reload_and_does_not_stop_the_service(
     os.write(write_fd, bytes([signal.SIGTERM]))
     assert service.stopped.wait(5) and armed.wait(5)
     assert deadlines == [3600.0]
+
+
+def test_the_watcher_ends_when_the_pipe_is_closed() -> None:
+    """EOF on the wakeup pipe (its write end closed) ends the watcher instead of spinning on
+    empty reads forever (a busy loop burning a core before the fix)."""
+    read_fd, write_fd = os.pipe()
+    service = FakeService()
+    watcher = threading.Thread(target=_watch_signals, args=(read_fd, service, 3600.0), daemon=True)
+    watcher.start()
+    os.close(write_fd)
+    watcher.join(5)
+    try:
+        assert not watcher.is_alive()
+        assert not service.stopped.is_set()
+    finally:
+        os.close(read_fd)

@@ -1,0 +1,103 @@
+"""Instructions per record of the broker peers (pass-through, the service), by callgrind.
+
+Run: KAFKA_BOOTSTRAP_SERVERS=... .venv/bin/python bench/callgrind_peers.py
+     [--peers passthrough,service] [--sizes 5000,25000] [--tree DIR ...]
+
+Wall-clock CPU time means little on a shared machine; instructions do not move with the
+load. Each peer (bench/peers.py, the same processes bench_peers.py times) consumes the
+first N ticks (~1 % bad) of one pre-loaded 4-partition topic with a fresh group, under
+valgrind callgrind, every thread counted (librdkafka's included). The figure is
+(Ir for the larger N - Ir for the smaller N) / the difference: start-up, imports and the
+group join cancel. ``--tree DIR``: also run the service from the checkout DIR (its own
+bench/peers.py and package, this venv), e.g. ``git archive COMMIT | tar -x -C DIR``.
+
+Under valgrind a peer runs ~50 times slower, so its batches are as full as at full speed;
+time-driven work (librdkafka's timers, the service's 50 ms status poll) is counted a little
+more than at full speed, for every peer alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from harness import HERE, create_topics, fill, topic_safe
+
+
+def instructions(
+    peer: str, bootstrap: str, source: str, records: int, tree: Path | None, out: Path
+) -> int:
+    """Run one peer under callgrind over ``records`` records; its total instructions."""
+    suffix = f"{topic_safe(peer)}-{records}-{time.time_ns()}"
+    clean, dlq, group = f"cg-clean-{suffix}", f"cg-dlq-{suffix}", f"cg-{suffix}"
+    create_topics(bootstrap, [clean, dlq], 4, True)
+    env = dict(os.environ)
+    script = HERE / "peers.py"
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
+        script = tree / "bench" / "peers.py"
+    env.pop("BENCH_CPU_MARK", None)
+    command = [
+        "valgrind",
+        "--tool=callgrind",
+        f"--callgrind-out-file={out}",
+        sys.executable,
+        str(script),
+        peer,
+        bootstrap,
+        source,
+        clean,
+        dlq,
+        group,
+        str(records),
+    ]
+    subprocess.run(command, capture_output=True, text=True, check=True, env=env)
+    found = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.M)
+    assert found is not None, f"no summary in {out}"
+    return int(found.group(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--peers", default="passthrough,service")
+    parser.add_argument("--sizes", default="5000,25000")
+    parser.add_argument(
+        "--tree", type=Path, action="append", default=[], help="also the service from DIR"
+    )
+    args = parser.parse_args()
+    bootstrap = os.environ["KAFKA_BOOTSTRAP_SERVERS"]
+    small, large = (int(s) for s in args.sizes.split(","))
+    from bench_validate import make_payloads
+
+    source = f"cg-src-{time.time_ns()}"
+    create_topics(bootstrap, [source], 4, False)
+    fill(bootstrap, source, make_payloads(large, 0.01)[0])
+    runs: list[tuple[str, Path | None]] = [(p, None) for p in args.peers.split(",")]
+    runs += [("service", tree.resolve()) for tree in args.tree]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for peer, tree in runs:
+            name = peer if tree is None else f"{peer} from {tree}"
+            print(f"==> {name}", file=sys.stderr, flush=True)
+            counts = [
+                instructions(peer, bootstrap, source, n, tree, Path(tmp) / f"cg.{i}.{n}")
+                for i, n in enumerate((small, large))
+            ]
+            rows.append((name, (counts[1] - counts[0]) / (large - small)))
+    base = next((ir for name, ir in rows if name == "passthrough"), None)
+    print(f"\nIr per record, ({large:,} - {small:,} records), every thread counted\n")
+    print("| peer | Ir per record | vs pass-through |")
+    print("|---|---:|---:|")
+    for name, ir in rows:
+        ratio = f"{ir / base:.2f}x" if base else "-"
+        print(f"| {name} | {ir:,.0f} | {ratio} |")
+
+
+if __name__ == "__main__":
+    main()

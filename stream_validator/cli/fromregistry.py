@@ -1,0 +1,156 @@
+"""``stream-validator contract from-registry``: a contract file from a registered schema.
+
+    stream-validator contract from-registry --registry-url http://127.0.0.1:8081 \\
+        --subject trades-value [--version 3|latest] [-o trades.yaml] [--name trades]
+
+The schema (Avro record or JSON Schema object) is fetched with confluent-kafka's
+``SchemaRegistryClient``; ``lifecycle.fromschema`` turns it into a contract, which is checked
+as ``check-contract`` would before it is written (stdout, or ``-o FILE``). What the contract
+cannot express is listed on stderr and at the end of the file. Exit codes:
+``errors.FromRegistryExit``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka.schema_registry import SchemaRegistryClient, SchemaRegistryError
+
+from stream_validator.cli.argtypes import Subparsers
+from stream_validator.codec import decode_json
+from stream_validator.contracts.loader import contract_from_text
+from stream_validator.errors import (
+    ContractError,
+    DecodeError,
+    FromRegistryExit,
+    SchemaConversionError,
+)
+from stream_validator.lifecycle.fromschema import (
+    Conversion,
+    contract_from_avro,
+    contract_from_json_schema,
+    render_contract,
+)
+
+_PROG = "stream-validator contract from-registry"
+#: Schema Registry error codes meaning "no such subject / version".
+_NOT_FOUND = {40401, 40402, 40403}
+_TIMEOUT_S = 10.0
+
+
+def add_parser(commands: Subparsers) -> None:
+    """Register ``contract`` (and its ``from-registry`` action) with the command line."""
+    parser = commands.add_parser("contract", description="Contract tools.")
+    actions = parser.add_subparsers(dest="action", required=True)
+    fetch = actions.add_parser(
+        "from-registry",
+        description=(
+            "Write a contract file from an Avro or JSON Schema registered in a Schema Registry "
+            "(fields, types, nullability, enums; bounds left for you)."
+        ),
+    )
+    fetch.set_defaults(run=run)
+    fetch.add_argument(
+        "--registry-url",
+        required=True,
+        help="the Schema Registry API, e.g. the URL `dev-registry start` prints",
+    )
+    fetch.add_argument("--subject", required=True, help="the subject, e.g. trades-value")
+    fetch.add_argument(
+        "--version", default="latest", type=_version, help="a version number or 'latest'"
+    )
+    fetch.add_argument("-o", "--output", type=Path, help="write here instead of stdout")
+    fetch.add_argument("--name", help="the contract's name (default: the subject without '-value')")
+
+
+def _version(text: str) -> str:
+    if text == "latest" or (text.isdigit() and int(text) > 0):
+        return text
+    raise argparse.ArgumentTypeError(f"a version number or 'latest', got {text!r}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Fetch, convert, check and write; return a ``FromRegistryExit``."""
+    try:
+        registered = _fetch(args.registry_url, args.subject, args.version)
+    except SchemaRegistryError as exc:
+        if exc.error_code in _NOT_FOUND or exc.http_status_code == 404:
+            _say(f"no version {args.version} of subject {args.subject!r}: {exc.error_message}")
+            return FromRegistryExit.USAGE
+        _say(f"the registry at {args.registry_url} answered with an error: {exc.error_message}")
+        return FromRegistryExit.UNREACHABLE
+    except Exception as exc:  # the client's transport errors (connect, timeout, TLS) vary
+        _say(f"cannot reach the registry at {args.registry_url}: {type(exc).__name__}: {exc}")
+        return FromRegistryExit.UNREACHABLE
+    name = args.name or _default_name(args.subject)
+    try:
+        conversion = _convert(registered, name)
+    except SchemaConversionError as exc:
+        _say(f"subject {args.subject!r} version {registered.version}: {exc}")
+        return FromRegistryExit.NOT_CONVERTIBLE
+    header = (
+        f"From Schema Registry subject {args.subject!a}, version {registered.version}"
+        f" (schema id {registered.schema_id}, {registered.schema.schema_type})"
+        " by `stream-validator contract from-registry`.\n"
+        "Review before use: bounds, the null ceiling and flagged fields are left for you."
+    )
+    text = render_contract(conversion, header)
+    try:
+        contract_from_text(text, source=str(args.output or "<from-registry>"))
+    except ContractError as exc:  # a converter bug, never the user's: say so plainly
+        _say(f"the contract made from the schema does not load: {exc}")
+        return FromRegistryExit.NOT_CONVERTIBLE
+    for reason in conversion.left_out:
+        _say(f"left out: {reason}")
+    fields = len(conversion.document["fields"])
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        try:
+            args.output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            _say(f"cannot write {args.output}: {exc}")
+            return FromRegistryExit.USAGE
+    _say(f"contract {name!r}: {fields} top-level fields, {len(conversion.left_out)} left out")
+    return FromRegistryExit.OK
+
+
+def _fetch(url: str, subject: str, version: str) -> Any:
+    with SchemaRegistryClient({"url": url, "timeout": _TIMEOUT_S}) as client:
+        if version == "latest":
+            return client.get_latest_version(subject)
+        return client.get_version(subject, int(version))
+
+
+def _convert(registered: Any, name: str) -> Conversion:
+    schema = registered.schema
+    kind = schema.schema_type or "AVRO"
+    description = f"Schema Registry subject version {registered.version}"
+    if kind == "PROTOBUF":
+        raise SchemaConversionError(
+            "Protobuf schemas are not supported: write the contract by hand or with `infer`"
+        )
+    if kind not in ("AVRO", "JSON"):
+        raise SchemaConversionError(f"schema type {kind!r} is not supported")
+    try:
+        parsed = decode_json(schema.schema_str.encode("utf-8"))
+    except DecodeError as exc:
+        raise SchemaConversionError(f"the registered {kind} schema is not JSON: {exc}") from exc
+    if kind == "AVRO":
+        return contract_from_avro(
+            parsed, name=name, version=str(registered.version), description=description
+        )
+    return contract_from_json_schema(
+        parsed, name=name, version=str(registered.version), description=description
+    )
+
+
+def _default_name(subject: str) -> str:
+    return subject.removesuffix("-value")
+
+
+def _say(message: str) -> None:
+    print(f"{_PROG}: {message}", file=sys.stderr, flush=True)
