@@ -2,11 +2,14 @@
 orjson.loads alone, counted by valgrind's callgrind: repeatable on a busy machine.
 
 Run: .venv/bin/python bench/callgrind_validate.py [--bad 0.01 0.10] [--variants ...]
+[--workload tick|rules|book]
 
 Each figure is (instructions for 30,000 records - instructions for 10,000) / 20,000, so
 start-up, imports and building the payloads cancel: every run builds the same 30,000
-payloads (bench_validate.make_payloads, the tick contract as shipped) and only how many
-of them are processed differs. Variants:
+payloads and only how many of them are processed differs. Workloads (bench/workloads.py):
+the tick contract as shipped on bench_validate's ticks (the default), the ticks under
+rules with or/in/when (``rules``), order-book snapshots with nested levels (``book``).
+Variants:
 
 * orjson: ``orjson.loads`` of each payload;
 * native: ``validate_payloads`` through the Rust verdict core (the default);
@@ -31,16 +34,16 @@ SMALL, LARGE = 10_000, 30_000
 VARIANTS = ("orjson", "native", "python")
 
 
-def child(variant: str, bad: float, n: int) -> None:
+def child(workload: str, variant: str, bad: float, n: int) -> None:
     """Build LARGE payloads, then process the first ``n`` with ``variant``."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import orjson
-    from bench_validate import TICK, make_payloads
+    from workloads import WORKLOADS
 
     from stream_validator import DataSchemaContractVerifier, load_contract
 
-    payloads, _ = make_payloads(LARGE, bad)
-    rows = payloads[:n]
+    contract, make = WORKLOADS[workload]
+    rows = make(LARGE, bad)[:n]
     if variant == "orjson":
         loads = orjson.loads
         for raw in rows:
@@ -49,14 +52,14 @@ def child(variant: str, bad: float, n: int) -> None:
             except orjson.JSONDecodeError:
                 pass
         return
-    verifier = DataSchemaContractVerifier(load_contract(TICK), native=variant == "native")
+    verifier = DataSchemaContractVerifier(load_contract(contract), native=variant == "native")
     if variant == "native":
-        assert verifier._rust is not None, "the core did not plan the tick contract"
+        assert verifier._rust is not None, f"the core did not plan {contract.name}"
     report = verifier.validate_payloads(rows)
     assert report.total_records == n
 
 
-def instructions(variant: str, bad: float, n: int) -> int:
+def instructions(workload: str, variant: str, bad: float, n: int) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
         subprocess.run(
@@ -67,6 +70,7 @@ def instructions(variant: str, bad: float, n: int) -> int:
                 sys.executable,
                 __file__,
                 "--child",
+                workload,
                 variant,
                 str(bad),
                 str(n),
@@ -84,17 +88,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bad", type=float, nargs="+", default=[0.01, 0.10])
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
-    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--workload", default="tick", choices=("tick", "rules", "book"))
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        variant, bad, n = args.child
-        child(variant, float(bad), int(n))
+        workload, variant, bad, n = args.child
+        child(workload, variant, float(bad), int(n))
         return
     for bad in args.bad:
         per: dict[str, float] = {}
         for variant in args.variants:
-            small = instructions(variant, bad, SMALL)
-            large = instructions(variant, bad, LARGE)
+            small = instructions(args.workload, variant, bad, SMALL)
+            large = instructions(args.workload, variant, bad, LARGE)
             per[variant] = (large - small) / (LARGE - SMALL)
             print(
                 f"bad {bad:.0%}  {variant:7s} {per[variant]:9,.0f} instructions/record", flush=True

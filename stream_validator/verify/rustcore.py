@@ -1,5 +1,5 @@
 """The Rust verdict core (``stream_validator._native``): the whole per-record verdict of
-a flat contract, violations included, with the GIL released. PURE.
+a contract, violations included, with the GIL released. PURE.
 
 ``RustCheck.of(contract)`` compiles the contract into a native plan once; ``add_payloads``
 feeds a ``BatchAccumulator`` chunk by chunk. Per record the core returns the verdict the
@@ -10,9 +10,11 @@ is final; the core defers whatever it cannot prove equal: undecodable or non-obj
 payloads, escapes, duplicate keys, ints past 64 bits or arithmetic past 2**53, datetimes
 outside the plain ISO form, a skew window crossed, a broken quarantine rule, a flagged
 field's breach, a pattern mismatch (a pattern's verdicts come from Python's ``re`` and are
-remembered per value). Contracts it cannot plan at all (nested fields, rules with
-``or``/``not``/``in``/strings/``when``, numbers a 64-bit plan cannot hold) return None from
-``RustCheck.of`` and keep the msgspec fast path. The differential test
+remembered per value), a rule comparison it cannot decide exactly, and anything but a
+plainly clean value of an object or array field (a violation or an undeclared key inside
+it: Python words those). Contracts it cannot plan at all (``rustplan``: a pattern inside
+a container, numbers a double cannot hold, past 64 fields or nullable paths) return None
+from ``RustCheck.of`` and keep the msgspec fast path. The differential test
 (tests/unit/native/) holds the core to the Python rules.
 """
 
@@ -23,15 +25,11 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
 from stream_validator import _native
-from stream_validator.contracts.expr_eval import links, plain
-from stream_validator.contracts.exprtree import BinOp, Const, Expr, Field, Neg, fields_of
-from stream_validator.contracts.model import FieldSpec, SchemaContract, type_name
+from stream_validator.contracts.model import SchemaContract
 from stream_validator.contracts.pattern import compile_pattern
-from stream_validator.contracts.rulespec import RuleAction
 from stream_validator.verify.recordchecks import Bounds
 from stream_validator.verify.report import QuarantinedRecord, Violation, ViolationKind
-from stream_validator.verify.structrules import text_of
-from stream_validator.verify.valuecheck import ValueCheck
+from stream_validator.verify.rustplan import UnplannableContract, plan_spec
 
 if TYPE_CHECKING:
     from stream_validator.verify.batch import BatchAccumulator
@@ -53,7 +51,6 @@ KINDS: Final = (
     ViolationKind.TOO_LONG,
 )
 _VALID_UNKNOWN, _BAD, _DEFER, _PANIC = 0, 1, 2, 4
-_TYPES: Final = {float: 0, int: 1, str: 2, bool: 3, datetime: 4}
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _MICRO: Final = timedelta(microseconds=1)
 
@@ -61,84 +58,6 @@ _MICRO: Final = timedelta(microseconds=1)
 def native_enabled() -> bool:
     """False when the environment sets ``SV_NATIVE=0`` (read by the core itself)."""
     return _native.native_enabled()
-
-
-class UnplannableContract(ValueError):
-    """The contract uses something the native plan does not hold."""
-
-
-def _expr(node: Expr, index: dict[str, int]) -> tuple[Any, ...]:
-    if isinstance(node, Field):
-        return ("f", index[node.name])
-    if isinstance(node, Const):
-        return ("c", node.value)
-    if isinstance(node, Neg):
-        return ("neg", _expr(node.operand, index))
-    if isinstance(node, BinOp):
-        return ("bin", node.op, _expr(node.left, index), _expr(node.right, index))
-    raise UnplannableContract(f"expression node {type(node).__name__}")
-
-
-def _field(spec: FieldSpec, slot: int, window: int) -> tuple[Any, ...]:
-    tp = spec.expected_type
-    if any(c in '"\\' or c < " " for c in spec.name):
-        raise UnplannableContract("a field name the core reads only as an escape")
-    if tp not in _TYPES:
-        raise UnplannableContract(f"field type {type_name(tp)}")
-    if spec.allowed is not None and tp not in (str, int):
-        raise UnplannableContract("allowed values on a field that is not str or int")
-    values = ValueCheck.of(spec)
-    allowed = spec.allowed
-    return (
-        spec.name,
-        repr(spec.name),
-        _TYPES[tp],
-        slot,
-        spec.min_value,
-        repr(spec.min_value),
-        spec.max_value,
-        repr(spec.max_value),
-        type_name(tp) + (" with a UTC offset" if spec.require_timezone else ""),
-        spec.require_timezone,
-        window,
-        -1 if spec.min_length is None else spec.min_length,
-        -1 if spec.max_length is None else spec.max_length,
-        list(allowed) if allowed is not None and tp is str else None,
-        list(allowed) if allowed is not None and tp is int else None,
-        values.shown if values is not None else "",
-        spec.pattern is not None,
-        spec.action == RuleAction.FLAG,
-    )
-
-
-def _spec(contract: SchemaContract) -> tuple[Any, ...]:
-    if contract.has_nested_fields:
-        raise UnplannableContract("nested fields")
-    index = {spec.name: i for i, spec in enumerate(contract.fields)}
-    fields, slot, window = [], 0, 0
-    for spec in contract.fields:
-        timed = spec.has_skew_window
-        fields.append(_field(spec, slot if spec.is_nullable else -1, window if timed else -1))
-        slot += spec.is_nullable
-        window += timed
-    rules = []
-    for rule in contract.rules:
-        # The fields the verifier compares as strings (text_of: the contract's str
-        # declarations too, not only the rule's own).
-        if not plain(rule.expr, text_of(contract, rule)) or not rule.fields <= index.keys():
-            raise UnplannableContract(f"rule {rule.name!r} is not a conjunction of comparisons")
-        planned = [
-            (
-                _expr(left, index),
-                op,
-                _expr(right, index),
-                sorted(index[n] for n in fields_of(left) | fields_of(right)),
-            )
-            for left, op, right in links(rule.expr)
-        ]
-        deps = sorted(index[n] for n in rule.fields)
-        rules.append((planned, deps, rule.action == RuleAction.FLAG))
-    return (fields, contract.forbid_unknown_fields, rules)
 
 
 class RustCheck:
@@ -156,7 +75,7 @@ class RustCheck:
 
     def __init__(self, contract: SchemaContract, max_payload_bytes: int) -> None:
         try:
-            self.plan = _native.VerdictPlan(_spec(contract))
+            self.plan = _native.VerdictPlan(plan_spec(contract))
         except (ValueError, OverflowError, TypeError, KeyError) as exc:
             raise UnplannableContract(str(exc)) from exc
         self._patterns = {

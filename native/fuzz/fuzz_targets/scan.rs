@@ -2,14 +2,18 @@
 //!
 //! The scanner's modules are compiled in directly (no PyO3): the plan is the shipped tick
 //! contract's shape (every field type, bounds of both kinds, a pattern, lengths, allowed
-//! values, rules with division), judged with unknown fields reported and forbidden, with
-//! and without skew windows. Run by scripts/fuzz.sh.
+//! values, rules with division), plus an order book (an object, an array of level objects
+//! with a nullable leaf) and a rule with or/not/in/strings on a nested path, judged with
+//! unknown fields reported and forbidden, with and without skew windows. Run by
+//! scripts/fuzz.sh.
 #![no_main]
 
 #[path = "../../src/verdict/mod.rs"]
 mod verdict;
 
 use libfuzzer_sys::fuzz_target;
+use verdict::expr::{Cond, Side};
+use verdict::nested::{Node, Shape};
 use verdict::rules::{Cmp, Expr, Link, Num, Rule};
 use verdict::{judge, Field, Outcome, Patterns, Plan, Ty};
 
@@ -44,6 +48,7 @@ fn field(name: &str, ty: Ty) -> Field {
         allowed_shown: String::new(),
         pattern: false,
         flag: false,
+        nest: None,
     }
 }
 
@@ -69,13 +74,38 @@ fn plan(forbid_unknown: bool) -> Plan {
     let mut live = field("live", Ty::Bool);
     live.null_slot = Some(1);
     live.flag = true;
-    let fields = vec![symbol, exchange, ts, seq, price, bid, live];
+    let leaf = |name: &str, ty: Ty, null_slot: Option<usize>, path_slot: Option<usize>| {
+        let mut f = field(name, ty);
+        f.lo = Some((Num::F(0.0), "0.0".into()));
+        (name.as_bytes().to_vec(), Node { null_slot, path_slot, shape: Shape::Leaf(Box::new(f)) })
+    };
+    let level = Node {
+        null_slot: None,
+        path_slot: None,
+        shape: Shape::Object(vec![leaf("px", Ty::Float, None, None), leaf("sz", Ty::Int, Some(3), None)]),
+    };
+    let mut book = field("book", Ty::Object);
+    book.null_slot = Some(2);
+    book.nest = Some(Box::new(Node {
+        null_slot: Some(2),
+        path_slot: None,
+        shape: Shape::Object(vec![
+            leaf("side", Ty::Str, None, Some(10)),
+            leaf("bid", Ty::Float, Some(4), Some(11)),
+            (
+                b"levels".to_vec(),
+                Node { null_slot: None, path_slot: None, shape: Shape::Array { min: 1, max: 4, item: Box::new(level) } },
+            ),
+        ]),
+    }));
+    let fields = vec![symbol, exchange, ts, seq, price, bid, live, book];
     let f = |i: usize| Box::new(Expr::Field(i));
     let rules = vec![
         Rule {
             links: vec![Link { left: *f(5), op: Cmp::Le, right: *f(4), fields: vec![4, 5] }],
             deps: 0b110000,
             flag: false,
+            cond: None,
         },
         Rule {
             links: vec![Link {
@@ -86,6 +116,20 @@ fn plan(forbid_unknown: bool) -> Plan {
             }],
             deps: 0b111000,
             flag: true,
+            cond: None,
+        },
+        Rule {
+            links: vec![],
+            deps: 0b1000_0001,
+            flag: true,
+            cond: Some(Cond::Any(vec![
+                Cond::Text { left: Side::Field(10), right: Side::Const(b"sell".to_vec()), equal: true },
+                Cond::InText { operand: Side::Field(0), items: vec![b"A".to_vec()], negated: true },
+                Cond::All(vec![
+                    Cond::InNum { operand: *f(11), fields: vec![11], items: vec![Num::I(1), Num::F(2.5)], negated: false },
+                    Cond::Link(Link { left: *f(11), op: Cmp::Lt, right: *f(4), fields: vec![4, 11] }),
+                ]),
+            ])),
         },
     ];
     Plan::new(fields, forbid_unknown, rules)

@@ -1,12 +1,15 @@
-//! The per-record verdict of a flat contract, natively (pure Rust, no Python).
+//! The per-record verdict of a contract, natively (pure Rust, no Python); object and
+//! array fields are walked by `nested`, rules beyond conjunctions judged by `expr`.
 //!
 //! `judge` reads one payload and returns the verdict `verify.batch` would reach: valid
 //! (with its null slots and the flag rules it broke), quarantined with its violations
 //! (same order, kinds and texts as `verify.rules`), or `Defer` when anything falls outside
 //! what is proven equal here; a deferred record is judged by the Python rules.
 
+pub mod expr;
 pub mod isotime;
 pub mod json;
+pub mod nested;
 pub mod render;
 pub mod rules;
 
@@ -28,6 +31,9 @@ pub enum Ty {
     Str,
     Bool,
     Datetime,
+    /// Containers: their value is walked by `nested` (`Field::nest`).
+    Object,
+    Array,
 }
 
 /// Violation kinds, by their index in `verify.rustcore.KINDS`.
@@ -68,6 +74,8 @@ pub struct Field {
     pub pattern: bool,
     /// Action flag: any violation of it defers the record (Python words flagged ones).
     pub flag: bool,
+    /// An object or array field: the spec its value is walked against.
+    pub nest: Option<Box<nested::Node>>,
 }
 
 #[derive(Debug, Clone)]
@@ -75,6 +83,10 @@ pub struct Plan {
     pub fields: Vec<Field>,
     pub forbid_unknown: bool,
     pub rules: Vec<Rule>,
+    /// Value slots per record: the fields, then the nested object paths the rules read.
+    pub width: usize,
+    /// Null-count slots: the top-level nullable fields, then the nested ones.
+    pub slots: usize,
     /// The compact form's bytes before each field's value (`{"a":`, `,"b":`), then `}`.
     plain: Vec<Vec<u8>>,
 }
@@ -92,7 +104,16 @@ impl Plan {
             })
             .collect();
         plain.push(b"}".to_vec());
-        Plan { fields, forbid_unknown, rules, plain }
+        let (mut slots, mut width) = (0, fields.len());
+        for f in &fields {
+            if let Some(slot) = f.null_slot {
+                slots = slots.max(slot + 1);
+            }
+            if let Some(node) = &f.nest {
+                node.visit_slots(&mut slots, &mut width);
+            }
+        }
+        Plan { fields, forbid_unknown, rules, width, slots, plain }
     }
 }
 
@@ -114,7 +135,7 @@ fn starts(buf: &[u8], at: usize, lit: &[u8]) -> bool {
 
 /// The common form: every declared key once, in order, compact, scalar values. False
 /// (with `vals` partly filled) when the payload is not in it: the general reader then runs.
-fn read_plain<'a>(plan: &Plan, buf: &'a [u8], vals: &mut [Option<Val<'a>>]) -> bool {
+fn read_plain<'a>(plan: &Plan, buf: &'a [u8], vals: &mut [Option<Val<'a>>], nulls: &mut u64) -> bool {
     if plan.fields.is_empty() {
         return false; // `{}`: the general reader
     }
@@ -128,6 +149,10 @@ fn read_plain<'a>(plan: &Plan, buf: &'a [u8], vals: &mut [Option<Val<'a>>]) -> b
             Some(b'"') => r.string().map(Val::Str),
             Some(b'-' | b'0'..=b'9') => r.number(),
             Some(b'n' | b't' | b'f') => r.value(0),
+            Some(b'{' | b'[') => match &plan.fields[i].nest {
+                Some(node) => nested::walk(node, &mut r, 0, vals, nulls),
+                None => return false,
+            },
             _ => return false,
         };
         match value {
@@ -175,15 +200,20 @@ pub fn judge<'a, P: Patterns + ?Sized>(
 ) -> Outcome {
     unknown.clear();
     vals.clear();
-    vals.resize(plan.fields.len(), None);
-    if !read_plain(plan, buf, vals) {
+    vals.resize(plan.width, None);
+    let mut nested_nulls = 0;
+    if !read_plain(plan, buf, vals, &mut nested_nulls) {
         vals.fill(None);
-        if read_object(plan, buf, vals, unknown).is_err() {
+        nested_nulls = 0;
+        if read_object(plan, buf, vals, unknown, &mut nested_nulls).is_err() {
             unknown.clear();
             return Outcome::Defer;
         }
     }
-    let out = check(plan, vals, windows, patterns, unknown);
+    let mut out = check(plan, vals, windows, patterns, unknown);
+    if let Outcome::Valid { nulls, .. } = &mut out {
+        *nulls |= nested_nulls;
+    }
     if !matches!(out, Outcome::Valid { .. } | Outcome::Bad(_)) {
         unknown.clear();
     }
@@ -195,6 +225,7 @@ fn read_object<'a>(
     buf: &'a [u8],
     vals: &mut [Option<Val<'a>>],
     unknown: &mut Vec<&'a [u8]>,
+    nulls: &mut u64,
 ) -> Result<(), Decline> {
     let mut r = Reader::new(buf)?;
     r.ws();
@@ -218,6 +249,9 @@ fn read_object<'a>(
                     {
                         return Err(Decline);
                     }
+                    if plan.width > fields.len() && key.contains(&b'.') {
+                        return Err(Decline); // PathView reads such a key as the path
+                    }
                     unknown.push(key);
                 }
                 found
@@ -225,7 +259,10 @@ fn read_object<'a>(
             r.ws();
             r.expect(b':')?;
             r.ws();
-            let value = r.value(0)?;
+            let value = match found.and_then(|i| fields[i].nest.as_ref()) {
+                Some(node) if r.peek() != Some(b'n') => nested::walk(node, &mut r, 0, vals, nulls)?,
+                _ => r.value(0)?,
+            };
             if let Some(i) = found {
                 if vals[i].is_some() {
                     return Err(Decline); // a repeated key: Python words it
@@ -298,7 +335,8 @@ fn check_value<P: Patterns + ?Sized>(
     let num = match (f.ty, v) {
         (Ty::Float, Val::Float(x)) => Num::F(x),
         (Ty::Float | Ty::Int, Val::Int(x)) => Num::I(x),
-        (Ty::Bool, Val::Bool(_)) => return Ok(()),
+        (Ty::Bool, Val::Bool(_)) | (Ty::Object, Val::Obj) | (Ty::Array, Val::Arr(_)) => return Ok(()),
+        (Ty::Object | Ty::Array, _) => return Err(defer()), // Python words a container's
         (Ty::Str, Val::Str(s)) => return check_text(found, i, f, s, patterns),
         (Ty::Datetime, Val::Str(s)) => {
             return match isotime::parse(s) {
@@ -330,6 +368,21 @@ fn check_value<P: Patterns + ?Sized>(
         }
     }
     Ok(())
+}
+
+struct NoPatterns;
+
+impl Patterns for NoPatterns {
+    fn verdict(&self, _field: usize, _value: &[u8]) -> Option<bool> {
+        None
+    }
+}
+
+/// A scalar inside an object or array: true when it passes its checks (a nested field
+/// has no pattern: the plan leaves such contracts to Python).
+pub(crate) fn clean(f: &Field, v: Val<'_>) -> bool {
+    let mut found = Found { violations: Vec::new(), failed: 0 };
+    check_value(&mut found, 0, f, v, &NoPatterns).is_ok() && found.violations.is_empty()
 }
 
 fn not_allowed(found: &mut Found, i: usize, f: &Field, shown: String) {
@@ -474,5 +527,7 @@ fn check<P: Patterns + ?Sized>(
 
 #[cfg(not(fuzzing))]
 pub mod py;
+#[cfg(not(fuzzing))]
+mod pyspec;
 #[cfg(not(fuzzing))]
 pub mod statefeed;

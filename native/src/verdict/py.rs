@@ -61,7 +61,7 @@ pub struct VerdictPlan {
     memo: RwLock<Memo>,
 }
 
-fn num(value: &Bound<'_, PyAny>) -> PyResult<Num> {
+pub(super) fn num(value: &Bound<'_, PyAny>) -> PyResult<Num> {
     if let Ok(i) = value.extract::<i64>() {
         return Ok(Num::I(i));
     }
@@ -87,7 +87,7 @@ fn index(value: i64) -> Option<usize> {
     usize::try_from(value).ok()
 }
 
-fn expr(node: &Bound<'_, PyTuple>) -> PyResult<Expr> {
+pub(super) fn expr(node: &Bound<'_, PyTuple>) -> PyResult<Expr> {
     let tag: String = node.get_item(0)?.extract()?;
     Ok(match tag.as_str() {
         "f" => Expr::Field(node.get_item(1)?.extract()?),
@@ -107,7 +107,7 @@ fn expr(node: &Bound<'_, PyTuple>) -> PyResult<Expr> {
     })
 }
 
-fn field(spec: &Bound<'_, PyTuple>) -> PyResult<Field> {
+pub(super) fn field(spec: &Bound<'_, PyTuple>) -> PyResult<Field> {
     let item = |i: usize| spec.get_item(i);
     let ty = match item(2)?.extract::<u8>()? {
         0 => Ty::Float,
@@ -115,6 +115,8 @@ fn field(spec: &Bound<'_, PyTuple>) -> PyResult<Field> {
         2 => Ty::Str,
         3 => Ty::Bool,
         4 => Ty::Datetime,
+        5 => Ty::Object,
+        6 => Ty::Array,
         _ => return Err(PyValueError::new_err("unknown field type")),
     };
     let strings = |i: usize| -> PyResult<Option<Vec<Vec<u8>>>> {
@@ -139,6 +141,7 @@ fn field(spec: &Bound<'_, PyTuple>) -> PyResult<Field> {
         allowed_shown: item(15)?.extract()?,
         pattern: item(16)?.extract()?,
         flag: item(17)?.extract()?,
+        nest: super::pyspec::node(&item(18)?)?,
     })
 }
 
@@ -158,7 +161,8 @@ fn rule(spec: &Bound<'_, PyTuple>) -> PyResult<Rule> {
     if deps.iter().any(|&d| d >= MAX_FIELDS) {
         return Err(PyValueError::new_err("too many fields"));
     }
-    Ok(Rule { links, deps: deps.iter().fold(0, |m, &d| m | 1 << d), flag: spec.get_item(2)?.extract()? })
+    let cond = super::pyspec::cond_of(&spec.get_item(3)?)?;
+    Ok(Rule { links, deps: deps.iter().fold(0, |m, &d| m | 1 << d), flag: spec.get_item(2)?.extract()?, cond })
 }
 
 /// Payload bytes borrowed from the caller's list, which keeps them alive during `scan`.
@@ -194,7 +198,11 @@ impl VerdictPlan {
             return Err(PyValueError::new_err("too many fields or rules for a native plan"));
         }
         let forbid_unknown = spec.get_item(1)?.extract()?;
-        Ok(VerdictPlan { plan: Plan::new(fields, forbid_unknown, rules), memo: RwLock::new(vec![HashMap::default(); MAX_FIELDS]) })
+        let plan = Plan::new(fields, forbid_unknown, rules);
+        if plan.slots > MAX_FIELDS {
+            return Err(PyValueError::new_err("too many nullable fields for a native plan"));
+        }
+        Ok(VerdictPlan { plan, memo: RwLock::new(vec![HashMap::default(); MAX_FIELDS]) })
     }
 
     /// Remember pattern verdicts (field index, value, matches) for later scans.
@@ -233,7 +241,7 @@ impl VerdictPlan {
                 })
                 .collect(),
         );
-        let slots = self.plan.fields.iter().filter(|f| f.null_slot.is_some()).count();
+        let slots = self.plan.slots;
         let (events, nulls, flags, flagged, pending) = py.allow_threads(move || {
             let borrowed = borrowed;
             let memo = self.memo.read().unwrap_or_else(|e| e.into_inner());

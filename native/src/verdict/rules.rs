@@ -1,4 +1,5 @@
-//! Record rules (`contracts.expr_eval`) natively, for conjunctions of numeric comparisons.
+//! Record rules (`contracts.expr_eval`) natively: numeric comparisons and their
+//! conjunctions (the rest of the grammar: `expr`).
 //!
 //! Python's arithmetic is followed exactly or not at all: int op int is checked i64
 //! arithmetic, int op float converts the int (round-half-even, as Python does), true
@@ -96,6 +97,9 @@ pub struct Rule {
     /// Bitmask of the fields whose own failure skips the rule.
     pub deps: u64,
     pub flag: bool,
+    /// A rule beyond a conjunction (`or`, `not`, `in`, strings, `when`): judged by this
+    /// condition instead of `links`.
+    pub cond: Option<super::expr::Cond>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,12 +109,12 @@ pub enum Verdict {
     Unsure,
 }
 
-enum Stop {
+pub(super) enum Stop {
     Undefined,
     Unsure,
 }
 
-fn number(value: Option<Val<'_>>) -> Option<Num> {
+pub(super) fn number(value: Option<Val<'_>>) -> Option<Num> {
     match value {
         Some(Val::Int(i)) => Some(Num::I(i)),
         Some(Val::Float(f)) => Some(Num::F(f)),
@@ -118,7 +122,7 @@ fn number(value: Option<Val<'_>>) -> Option<Num> {
     }
 }
 
-fn eval(expr: &Expr, vals: &[Option<Val<'_>>]) -> Result<Num, Stop> {
+pub(super) fn eval(expr: &Expr, vals: &[Option<Val<'_>>]) -> Result<Num, Stop> {
     Ok(match expr {
         Expr::Field(i) => number(vals[*i]).ok_or(Stop::Unsure)?,
         Expr::Const(Num::Big(_)) => return Err(Stop::Unsure),
@@ -160,7 +164,7 @@ fn eval(expr: &Expr, vals: &[Option<Val<'_>>]) -> Result<Num, Stop> {
     })
 }
 
-fn link(link: &Link, vals: &[Option<Val<'_>>]) -> Verdict {
+pub(super) fn link(link: &Link, vals: &[Option<Val<'_>>]) -> Verdict {
     if link.fields.iter().any(|&i| number(vals[i]).is_none()) {
         return Verdict::Holds; // missing, null, bool, str: not applicable
     }
@@ -195,6 +199,9 @@ fn link(link: &Link, vals: &[Option<Val<'_>>]) -> Verdict {
 
 /// A rule's verdict on the record's values (`vals`, indexed by field).
 pub fn judge(rule: &Rule, vals: &[Option<Val<'_>>]) -> Verdict {
+    if let Some(cond) = &rule.cond {
+        return super::expr::judge(cond, vals);
+    }
     let mut out = Verdict::Holds;
     for l in &rule.links {
         match link(l, vals) {
