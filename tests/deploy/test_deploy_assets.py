@@ -1,20 +1,16 @@
-"""deploy/: dashboard and alert PromQL use only metrics ServiceMetrics registers; files are sane."""
+"""deploy/: dashboard and alert PromQL use only metrics the service registers; files are sane."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from prometheus_client import CollectorRegistry
 
-from stream_validator import SchemaContractValidationReport
-from stream_validator.service.telemetry.breakermetrics import BreakerMetrics
-from stream_validator.service.telemetry.metrics import ServiceMetrics
+from tests.docs.pages import tables_hook
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 DASHBOARD = DEPLOY / "grafana" / "dashboards" / "stream_validator.json"
@@ -50,38 +46,11 @@ _IDENTIFIER = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*(?=\s*(\(?))")
 
 
 def registered_names() -> set[str]:
-    """Every sample name ServiceMetrics (once each of its methods has run) and BreakerMetrics
-    expose."""
-    registry = CollectorRegistry()
-    metrics = ServiceMetrics(registry)
-    metrics.set_build_info("0.1.0", {"tick": "1"})
-    metrics.set_null_ceiling("tick", ["bid"], 1.0)
-    metrics.declare_flags("ticks", "tick", ["locked_book"])
-    report = SchemaContractValidationReport(
-        contract_name="tick",
-        contract_version="1",
-        max_allowed_null_pct=1.0,
-        total_records=2,
-        valid_records=[],
-        valid_indices=[],
-        quarantined_records=[],
-        null_rates={"bid": 50.0},
-        null_breach_fields={"bid": 50.0},
-        observed_unknown_fields={"venue"},
-        violation_counts=Counter({("price", "below_min"): 1}),
-        valid_count=1,
-        quarantined_count=1,
-    )
-    metrics.observe_batch("ticks", report, duration_seconds=0.01, now=1.0)
-    metrics.observe_end_to_end_latency("ticks", [0.1])
-    metrics.set_consumer_lag("md.ticks", 0, 5)
-    metrics.update_from_librdkafka_stats({"topics": {}})
-    metrics.inc_rebalance("assigned")
-    metrics.inc_delivery_failure("ticks", "dlq")
-    metrics.inc_dlq_truncated("ticks")
-    metrics.set_last_commit(1.0)
-    metrics.set_ready(True)
-    BreakerMetrics(registry, ["ticks"])  # every breaker series exists from the start
+    """Every sample name the service's metrics registry exposes: the registry the docs'
+    metrics table is generated from (docs/_hooks/tables.py, every metric class ``run_service``
+    registers, each labelled series exercised once), so the dashboard, the alerts and the
+    docs are held to one registry."""
+    registry = tables_hook().service_registry()
     return {sample.name for family in registry.collect() for sample in family.samples}
 
 
