@@ -2,6 +2,10 @@
 
     stream-validator contract from-registry --registry-url http://127.0.0.1:8081 \\
         --subject trades-value [--version 3|latest] [-o trades.yaml] [--name trades]
+    stream-validator contract from-registry --config service.yaml --subject trades-value
+
+``--config`` reaches the registry as the service does: the config's ``schema_registry``
+section (URL, basic auth or bearer token, TLS; secrets scrubbed from every message).
 
 The schema (Avro record or JSON Schema object) is fetched with confluent-kafka's
 ``SchemaRegistryClient``; ``lifecycle.fromschema`` turns it into a contract, which is checked
@@ -21,8 +25,10 @@ from confluent_kafka.schema_registry import SchemaRegistryClient, SchemaRegistry
 
 from stream_validator.cli.argtypes import Subparsers
 from stream_validator.codec import decode_json
+from stream_validator.config.settings import load_config, scrub
 from stream_validator.contracts.loader import contract_from_text
 from stream_validator.errors import (
+    ConfigError,
     ContractError,
     DecodeError,
     FromRegistryExit,
@@ -34,6 +40,7 @@ from stream_validator.lifecycle.fromschema import (
     contract_from_json_schema,
     render_contract,
 )
+from stream_validator.registry.client import client_settings
 
 _PROG = "stream-validator contract from-registry"
 #: Schema Registry error codes meaning "no such subject / version".
@@ -53,10 +60,15 @@ def add_parser(commands: Subparsers) -> None:
         ),
     )
     fetch.set_defaults(run=run)
-    fetch.add_argument(
+    where = fetch.add_mutually_exclusive_group(required=True)
+    where.add_argument(
         "--registry-url",
-        required=True,
         help="the Schema Registry API, e.g. the URL `dev-registry start` prints",
+    )
+    where.add_argument(
+        "--config",
+        type=Path,
+        help="a service config: its schema_registry section (URL, auth, TLS) is used",
     )
     fetch.add_argument("--subject", required=True, help="the subject, e.g. trades-value")
     fetch.add_argument(
@@ -72,18 +84,37 @@ def _version(text: str) -> str:
     raise argparse.ArgumentTypeError(f"a version number or 'latest', got {text!r}")
 
 
+def _client_settings(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
+    """The registry client's settings and the secrets to scrub from messages; ConfigError
+    when ``--config`` does not load or names no registry."""
+    if args.config is None:
+        return {"url": args.registry_url, "timeout": _TIMEOUT_S}, []
+    config = load_config(args.config)
+    if config.schema_registry.url is None:
+        raise ConfigError(f"{args.config}: schema_registry.url is not set")
+    return client_settings(config.schema_registry), config.secrets()
+
+
 def run(args: argparse.Namespace) -> int:
     """Fetch, convert, check and write; return a ``FromRegistryExit``."""
     try:
-        registered = _fetch(args.registry_url, args.subject, args.version)
+        settings, secrets = _client_settings(args)
+    except ConfigError as exc:
+        _say(str(exc))
+        return FromRegistryExit.USAGE
+    url = settings["url"]
+    try:
+        registered = _fetch(settings, args.subject, args.version)
     except SchemaRegistryError as exc:
+        text = scrub(str(exc.error_message), secrets)
         if exc.error_code in _NOT_FOUND or exc.http_status_code == 404:
-            _say(f"no version {args.version} of subject {args.subject!r}: {exc.error_message}")
+            _say(f"no version {args.version} of subject {args.subject!r}: {text}")
             return FromRegistryExit.USAGE
-        _say(f"the registry at {args.registry_url} answered with an error: {exc.error_message}")
+        _say(f"the registry at {url} answered with an error: {text}")
         return FromRegistryExit.UNREACHABLE
     except Exception as exc:  # the client's transport errors (connect, timeout, TLS) vary
-        _say(f"cannot reach the registry at {args.registry_url}: {type(exc).__name__}: {exc}")
+        text = scrub(f"{type(exc).__name__}: {exc}", secrets)
+        _say(f"cannot reach the registry at {url}: {text}")
         return FromRegistryExit.UNREACHABLE
     name = args.name or _default_name(args.subject)
     try:
@@ -118,8 +149,8 @@ def run(args: argparse.Namespace) -> int:
     return FromRegistryExit.OK
 
 
-def _fetch(url: str, subject: str, version: str) -> Any:
-    with SchemaRegistryClient({"url": url, "timeout": _TIMEOUT_S}) as client:
+def _fetch(settings: dict[str, Any], subject: str, version: str) -> Any:
+    with SchemaRegistryClient.new_client(settings) as client:
         if version == "latest":
             return client.get_latest_version(subject)
         return client.get_version(subject, int(version))

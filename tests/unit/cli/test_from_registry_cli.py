@@ -14,13 +14,16 @@ from stream_validator.contracts.loader import load_contract
 from stream_validator.errors import FromRegistryExit
 
 _AVRO = '{"type": "record", "name": "T", "fields": [{"name": "px", "type": "double"}]}'
+settings_seen: list[dict[str, object]] = []
 
 
 def _serve(monkeypatch: pytest.MonkeyPatch, result: object) -> list[tuple[str, str, str]]:
     calls: list[tuple[str, str, str]] = []
+    settings_seen.clear()
 
-    def fetch(url: str, subject: str, version: str) -> object:
-        calls.append((url, subject, version))
+    def fetch(settings: dict[str, object], subject: str, version: str) -> object:
+        settings_seen.append(settings)
+        calls.append((str(settings["url"]), subject, version))
         if isinstance(result, BaseException):
             raise result
         return result
@@ -143,3 +146,82 @@ def test_stdout_when_no_output_file(
     captured = capsys.readouterr()
     assert "- name: px" in captured.out and "type: float" in captured.out
     assert "1 top-level fields" in captured.err
+
+
+_REGISTRY = """\
+schema_registry:
+  url: https://registry.example:8081
+  basic_auth_user: reader
+  basic_auth_password: s3cret-pw
+  ssl_ca_location: /etc/ssl/ca.pem
+"""
+_ROUTES = """\
+kafka:
+  bootstrap_servers: 127.0.0.1:9092
+routes:
+  - name: ticks
+    source_topics: [md.ticks]
+    contract: tick.yaml
+    clean_topic: md.ticks.clean
+    dlq_topic: md.ticks.dlq
+"""
+_CONFIG = _REGISTRY + _ROUTES
+
+
+def _config(tmp_path: Path, text: str = _CONFIG) -> Path:
+    """A service config (with its route's contract file) in tmp_path."""
+    (tmp_path / "tick.yaml").write_text(
+        (Path(__file__).resolve().parents[3] / "config" / "contracts" / "tick.yaml").read_text(
+            encoding="utf-8"
+        ),
+        encoding="utf-8",
+    )
+    config = tmp_path / "service.yaml"
+    config.write_text(text, encoding="utf-8")
+    return config
+
+
+def test_config_reaches_the_registry_as_the_service_does(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """--config: the schema_registry section's URL, basic auth and TLS reach the client."""
+    calls = _serve(monkeypatch, _registered(_AVRO, "AVRO"))
+    config = _config(tmp_path)
+    out = tmp_path / "t.yaml"
+    argv = ["contract", "from-registry", "--config", str(config), "--subject", "t-value"]
+    assert main([*argv, "-o", str(out)]) == FromRegistryExit.OK
+    assert calls == [("https://registry.example:8081", "t-value", "latest")]
+    assert settings_seen[0]["basic.auth.user.info"] == "reader:s3cret-pw"
+    assert settings_seen[0]["ssl.ca.location"] == "/etc/ssl/ca.pem"
+    assert load_contract(out).name == "t"
+
+
+def test_config_secrets_never_reach_a_message(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A transport error quoting the credentials is scrubbed."""
+    _serve(monkeypatch, OSError("refused for reader:s3cret-pw@registry.example"))
+    config = _config(tmp_path)
+    argv = ["contract", "from-registry", "--config", str(config), "--subject", "t-value"]
+    assert main(argv) == FromRegistryExit.UNREACHABLE
+    err = capsys.readouterr().err
+    assert "s3cret-pw" not in err and "***" in err
+
+
+def test_a_config_without_a_registry_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = _serve(monkeypatch, _registered(_AVRO, "AVRO"))
+    config = _config(tmp_path, _ROUTES)
+    argv = ["contract", "from-registry", "--config", str(config), "--subject", "t-value"]
+    assert main(argv) == FromRegistryExit.USAGE
+    assert "schema_registry.url is not set" in capsys.readouterr().err
+    assert calls == []
+
+
+def test_url_and_config_together_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["contract", "from-registry", "--registry-url", "http://r", "--config", "x.yaml"]
+    with pytest.raises(SystemExit) as exit_info:
+        main([*argv, "--subject", "t-value"])
+    assert exit_info.value.code == 2
+    assert "not allowed with" in capsys.readouterr().err
