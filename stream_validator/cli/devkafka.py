@@ -16,6 +16,13 @@ import sys
 from pathlib import Path
 
 from stream_validator.cli.argtypes import Subparsers, port_number, timeout_seconds
+from stream_validator.cli.devprocess import (
+    add_stop_status_fetch,
+    say,
+    state_dir_option,
+    status,
+    stop,
+)
 from stream_validator.devbroker.broker import LocalKafkaBroker
 from stream_validator.devbroker.jars import KAFKA_VERSION, fetch_jars
 from stream_validator.devbroker.settings import DEFAULT_HEAP
@@ -37,12 +44,9 @@ def add_parser(commands: Subparsers) -> None:
     )
     parser.set_defaults(run=run)
     commands = parser.add_subparsers(dest="action", required=True)
-    state = argparse.ArgumentParser(add_help=False)
-    state.add_argument(
-        "--state-dir",
-        type=Path,
-        default=DEFAULT_STATE_DIR,
-        help="broker config, data, log and pid file",
+    state = state_dir_option(
+        DEFAULT_STATE_DIR,
+        "broker config, data, log and pid file",
     )
     start = commands.add_parser("start", parents=[state], help="start a broker")
     start.add_argument("--port", type=port_number, help="client port (default: a free one)")
@@ -56,12 +60,7 @@ def add_parser(commands: Subparsers) -> None:
         action="store_true",
         help="restart on the existing data dir and ports instead of formatting afresh",
     )
-    stop = commands.add_parser("stop", parents=[state], help="stop the broker")
-    stop.add_argument(
-        "--timeout", type=timeout_seconds, default=30.0, help="seconds before SIGKILL"
-    )
-    commands.add_parser("status", parents=[state], help="is the broker running?")
-    commands.add_parser("fetch", help="download the broker jars into the cache only")
+    add_stop_status_fetch(commands, state, "broker", "broker jars")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,16 +74,16 @@ def run(args: argparse.Namespace) -> int:
     """Run one ``dev-kafka`` action; return the process exit code."""
     try:
         if args.action == "fetch":
-            print(fetch_jars(say=_say))
+            print(fetch_jars(say=say))
             return 0
         if args.action == "start":
             return _start(args)
         broker = LocalKafkaBroker(args.state_dir)
         if args.action == "stop":
-            return _stop(broker, args.timeout)
-        return _status(broker)
+            return stop(broker, broker.layout.root, "broker", args.timeout)
+        return status(broker, broker.layout.root, lambda: f"bootstrap={broker.bootstrap_servers}")
     except DevBrokerError as exc:
-        _say(f"error: {exc}")
+        say(f"error: {exc}")
         return 1
 
 
@@ -97,42 +96,17 @@ def _start(args: argparse.Namespace) -> int:
         startup_timeout=args.timeout,
     )
     if broker.is_running():
-        _say(f"a broker from {broker.layout.root} is already running (pid {broker.pid})")
+        say(f"a broker from {broker.layout.root} is already running (pid {broker.pid})")
         print(broker.bootstrap_servers)
         return 0
-    fetch_jars(broker.kafka_version, say=_say)
+    fetch_jars(broker.kafka_version, say=say)
     kept = args.keep_data and broker.layout.meta_properties.is_file()
     how = "on its existing data" if kept else "with a freshly formatted data dir"
-    _say(f"starting Kafka {broker.kafka_version} in {broker.layout.root} {how}")
+    say(f"starting Kafka {broker.kafka_version} in {broker.layout.root} {how}")
     bootstrap = broker.start(keep_data=args.keep_data)
-    _say(f"ready: pid {broker.pid}, log {broker.layout.broker_log}")
+    say(f"ready: pid {broker.pid}, log {broker.layout.broker_log}")
     print(bootstrap)
     return 0
-
-
-def _stop(broker: LocalKafkaBroker, timeout: float) -> int:
-    pid = broker.pid
-    if pid is None:
-        _say(f"no broker running from {broker.layout.root}")
-        return 0
-    broker.stop(timeout)
-    _say(f"stopped broker pid {pid}")
-    return 0
-
-
-def _status(broker: LocalKafkaBroker) -> int:
-    pid = broker.pid
-    if pid is None:
-        print(f"not running (state dir {broker.layout.root})")
-        return 1
-    rss = broker.rss_bytes()
-    memory = f" rss={rss / 2**20:.0f}MiB" if rss is not None else ""
-    print(f"running pid={pid} bootstrap={broker.bootstrap_servers}{memory}")
-    return 0
-
-
-def _say(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

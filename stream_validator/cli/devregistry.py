@@ -17,6 +17,13 @@ import time
 from pathlib import Path
 
 from stream_validator.cli.argtypes import Subparsers, port_number, timeout_seconds
+from stream_validator.cli.devprocess import (
+    add_stop_status_fetch,
+    say,
+    state_dir_option,
+    status,
+    stop,
+)
 from stream_validator.devbroker.registry import LocalSchemaRegistry
 from stream_validator.devbroker.registryapp import APICURIO_VERSION, fetch_registry_app
 from stream_validator.devbroker.registrysettings import DEFAULT_REGISTRY_HEAP
@@ -39,12 +46,9 @@ def add_parser(commands: Subparsers) -> None:
     )
     parser.set_defaults(run=run)
     commands = parser.add_subparsers(dest="action", required=True)
-    state = argparse.ArgumentParser(add_help=False)
-    state.add_argument(
-        "--state-dir",
-        type=Path,
-        default=DEFAULT_STATE_DIR,
-        help="registry config, log, pid file (and data with --keep-data)",
+    state = state_dir_option(
+        DEFAULT_STATE_DIR,
+        "registry config, log, pid file (and data with --keep-data)",
     )
     start = commands.add_parser("start", parents=[state], help="start a registry")
     start.add_argument(
@@ -63,12 +67,7 @@ def add_parser(commands: Subparsers) -> None:
         help="store schemas in an H2 file under the state dir (kept across restarts) "
         "instead of in memory",
     )
-    stop = commands.add_parser("stop", parents=[state], help="stop the registry")
-    stop.add_argument(
-        "--timeout", type=timeout_seconds, default=30.0, help="seconds before SIGKILL"
-    )
-    commands.add_parser("status", parents=[state], help="is the registry running?")
-    commands.add_parser("fetch", help="download the registry into the cache only")
+    add_stop_status_fetch(commands, state, "registry", "registry")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,16 +81,16 @@ def run(args: argparse.Namespace) -> int:
     """Run one ``dev-registry`` action; return the process exit code."""
     try:
         if args.action == "fetch":
-            print(fetch_registry_app(say=_say))
+            print(fetch_registry_app(say=say))
             return 0
         if args.action == "start":
             return _start(args)
         registry = LocalSchemaRegistry(args.state_dir)
         if args.action == "stop":
-            return _stop(registry, args.timeout)
-        return _status(registry)
+            return stop(registry, registry.layout.root, "registry", args.timeout)
+        return status(registry, registry.layout.root, lambda: f"url={registry.url}")
     except DevBrokerError as exc:
-        _say(f"error: {exc}")
+        say(f"error: {exc}")
         return 1
 
 
@@ -104,47 +103,22 @@ def _start(args: argparse.Namespace) -> int:
         startup_timeout=args.timeout,
     )
     if registry.is_running():
-        _say(f"a registry from {registry.layout.root} is already running (pid {registry.pid})")
+        say(f"a registry from {registry.layout.root} is already running (pid {registry.pid})")
         print(registry.url)
         return 0
-    fetch_registry_app(registry.version, say=_say)
+    fetch_registry_app(registry.version, say=say)
     storage = f"an H2 file in {registry.layout.data_dir}" if args.keep_data else "memory"
-    _say(f"starting Apicurio Registry {registry.version} in {registry.layout.root} ({storage})")
+    say(f"starting Apicurio Registry {registry.version} in {registry.layout.root} ({storage})")
     began = time.monotonic()
     url = registry.start(keep_data=args.keep_data)
     rss = registry.rss_bytes()
     memory = f", rss {rss / 2**20:.0f} MiB" if rss is not None else ""
-    _say(
+    say(
         f"ready in {time.monotonic() - began:.1f}s: pid {registry.pid}{memory}, "
         f"health {registry.management_url}/health/ready, log {registry.layout.log}"
     )
     print(url)
     return 0
-
-
-def _stop(registry: LocalSchemaRegistry, timeout: float) -> int:
-    pid = registry.pid
-    if pid is None:
-        _say(f"no registry running from {registry.layout.root}")
-        return 0
-    registry.stop(timeout)
-    _say(f"stopped registry pid {pid}")
-    return 0
-
-
-def _status(registry: LocalSchemaRegistry) -> int:
-    pid = registry.pid
-    if pid is None:
-        print(f"not running (state dir {registry.layout.root})")
-        return 1
-    rss = registry.rss_bytes()
-    memory = f" rss={rss / 2**20:.0f}MiB" if rss is not None else ""
-    print(f"running pid={pid} url={registry.url}{memory}")
-    return 0
-
-
-def _say(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

@@ -1,29 +1,24 @@
 """A real single-node Apache Kafka broker (KRaft) run from cached Maven Central jars.
 
-``LocalKafkaBroker`` owns one state directory and the one ``java`` process started for it. The
-process is found again through the pid file, and before any signal the pid is checked to still
-be a Kafka broker run with this directory's ``server.properties``, so a stale pid file never
-gets an unrelated process killed. Nothing here ever looks processes up by name.
+``LocalKafkaBroker`` owns one state directory and the one ``java`` process started for it (its
+pid file, spawn, stop and kill: ``javaprocess.LocalJavaProcess``, shared with the local Schema
+Registry). Before any signal the pid is checked to still be a Kafka broker run with this
+directory's ``server.properties``, so a stale pid file never gets an unrelated process killed.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shutil
-import signal
-import subprocess
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
 
 from stream_validator.devbroker.jars import KAFKA_VERSION, fetch_jars
+from stream_validator.devbroker.javaprocess import LocalJavaProcess
 from stream_validator.devbroker.process import (
     answers_metadata,
     find_java,
     is_broker_process,
-    rss_bytes,
     run_tool,
 )
 from stream_validator.devbroker.settings import (
@@ -50,7 +45,7 @@ class _PortTakenError(DevBrokerError):
     """The broker could not bind a port that was free when it was picked."""
 
 
-class LocalKafkaBroker:
+class LocalKafkaBroker(LocalJavaProcess):
     """One broker+controller node on loopback, its data and logs under ``state_dir``.
 
     ``settings`` override or add ``server.properties`` entries (say a smaller
@@ -77,7 +72,6 @@ class LocalKafkaBroker:
         self.kafka_version = kafka_version
         self._jars_root = jars_root
         self.extra_settings = dict(settings or {})
-        self._proc: subprocess.Popen[bytes] | None = None
 
     @property
     def bootstrap_servers(self) -> str:
@@ -86,24 +80,6 @@ class LocalKafkaBroker:
             return self.layout.bootstrap_file.read_text(encoding="utf-8").strip()
         except FileNotFoundError:
             raise DevBrokerError(f"no broker was started in {self.layout.root}") from None
-
-    @property
-    def pid(self) -> int | None:
-        """The broker's process id if it is running, else ``None``."""
-        try:
-            pid = int(self.layout.pid_file.read_text(encoding="utf-8").strip())
-        except (FileNotFoundError, ValueError):
-            return None
-        return pid if self._is_our_broker(pid) else None
-
-    def is_running(self) -> bool:
-        """Whether the broker process of this state directory is alive."""
-        return self.pid is not None
-
-    def rss_bytes(self) -> int | None:
-        """Resident memory of the broker process (``VmRSS``), if running on Linux."""
-        pid = self.pid
-        return None if pid is None else rss_bytes(pid)
 
     def start(self, *, keep_data: bool = False) -> str:
         """Start the broker and wait until it serves metadata; return the bootstrap address.
@@ -136,41 +112,6 @@ class LocalKafkaBroker:
         """Stop (gracefully) if running, then start again on the same ports and data."""
         self.stop()
         return self.start(keep_data=True)
-
-    def stop(self, timeout: float = 30.0) -> bool:
-        """SIGTERM the broker, SIGKILL it after ``timeout`` seconds; False if it was not running."""
-        pid = self.pid
-        if pid is None:
-            self.layout.pid_file.unlink(missing_ok=True)
-            return False
-        _signal(pid, signal.SIGTERM)
-        if not self._wait_exit(pid, timeout):
-            _signal(pid, signal.SIGKILL)
-            self._wait_exit(pid, timeout)
-        self.layout.pid_file.unlink(missing_ok=True)
-        return True
-
-    def kill(self) -> bool:
-        """SIGKILL the broker (a crash: no clean shutdown); False if it was not running."""
-        pid = self.pid
-        if pid is None:
-            return False
-        _signal(pid, signal.SIGKILL)
-        self._wait_exit(pid, 30.0)
-        self.layout.pid_file.unlink(missing_ok=True)
-        return True
-
-    def __enter__(self) -> LocalKafkaBroker:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     def _choose_ports(self) -> tuple[int, int]:
         if self._port is not None and self._controller_port is not None:
@@ -236,12 +177,12 @@ class LocalKafkaBroker:
         if append_log:
             self._write_configs(port, controller_port)
         bootstrap = f"{LOOPBACK}:{port}"
-        self._spawn(libs, append_log=append_log)
+        self._spawn_broker(libs, append_log=append_log)
         self.layout.bootstrap_file.write_text(bootstrap + "\n", encoding="utf-8")
         self._wait_until_ready(bootstrap)
         return bootstrap
 
-    def _spawn(self, libs: Path, *, append_log: bool) -> None:
+    def _spawn_broker(self, libs: Path, *, append_log: bool) -> None:
         cmd = java_command(
             find_java(),
             libs,
@@ -250,26 +191,12 @@ class LocalKafkaBroker:
             str(self.layout.server_properties),
             jvm_opts=broker_jvm_opts(self.heap),
         )
-        with self.layout.broker_log.open("ab" if append_log else "wb") as log:
-            try:
-                # Own session: the broker outlives the CLI and ignores the terminal's Ctrl-C.
-                self._proc = subprocess.Popen(
-                    cmd,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    cwd=self.layout.root,
-                    start_new_session=True,
-                )
-            except OSError as exc:
-                raise DevBrokerError(f"cannot run java ({cmd[0]!r}): {exc}") from exc
-        self.layout.pid_file.write_text(f"{self._proc.pid}\n", encoding="utf-8")
+        self._spawn(cmd, self.layout.broker_log, self.layout.root, append_log=append_log)
 
     def _wait_until_ready(self, bootstrap: str) -> None:
-        assert self._proc is not None
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
-            code = self._proc.poll()
+            code = self._exit_code()
             if code is not None:
                 self.layout.pid_file.unlink(missing_ok=True)
                 last = tail(self.layout.broker_log)
@@ -287,26 +214,8 @@ class LocalKafkaBroker:
             f"(killed it); last lines of {self.layout.broker_log}:\n{tail(self.layout.broker_log)}"
         )
 
-    def _wait_exit(self, pid: int, timeout: float) -> bool:
-        if self._proc is not None and self._proc.pid == pid:
-            try:
-                self._proc.wait(timeout)  # also reaps our child, so no zombie lingers
-            except subprocess.TimeoutExpired:
-                return False
-            return True
-        deadline = time.monotonic() + timeout
-        while self._is_our_broker(pid):
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(_POLL_S)
-        return True
+    def _pid_file(self) -> Path:
+        return self.layout.pid_file
 
-    def _is_our_broker(self, pid: int) -> bool:
-        if self._proc is not None and self._proc.pid == pid:
-            return self._proc.poll() is None
+    def _runs_here(self, pid: int) -> bool:
         return is_broker_process(pid, self.layout.server_properties)
-
-
-def _signal(pid: int, signum: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError):  # it exited on its own since we looked
-        os.kill(pid, signum)

@@ -125,13 +125,8 @@ def fetch_jars(
     """Return the folder holding the broker's jars, running Maven only the first time."""
     home = kafka_home(kafka_version, root)
     libs = home / "libs"
-    marker = home / MARKER_NAME
-    if marker.is_file():
-        return libs
-    home.mkdir(parents=True, exist_ok=True)
-    with exclusive(home / ".lock"):
-        if marker.is_file():  # another process fetched while we waited
-            return libs
+
+    def fill() -> str:
         say(f"fetching Kafka {kafka_version} jars from Maven Central into {libs} (first run only)")
         pom = home / "pom.xml"
         pom.write_text(render_pom(broker_artifacts(kafka_version)), encoding="utf-8")
@@ -143,8 +138,23 @@ def fetch_jars(
             raise DevBrokerError(f"Maven finished but {staging} lacks the Kafka jar: {jars}")
         shutil.rmtree(libs, ignore_errors=True)
         staging.rename(libs)
-        marker.write_text("\n".join(jars) + "\n", encoding="utf-8")
-    return libs
+        return "\n".join(jars)
+
+    return fetch_once(home, libs, fill)
+
+
+def fetch_once(home: Path, target: Path, fill: Callable[[], str]) -> Path:
+    """``target`` (under ``home``), made by ``fill`` only the first time: under a lock shared
+    by every process (parallel test runs share one cache), and marked done by a file written
+    last (holding what ``fill`` returns), so an interrupted fetch is redone, never half used."""
+    marker = home / MARKER_NAME
+    if marker.is_file():
+        return target
+    home.mkdir(parents=True, exist_ok=True)
+    with exclusive(home / ".lock"):
+        if not marker.is_file():  # else another process fetched while we waited
+            marker.write_text(fill() + "\n", encoding="utf-8")
+    return target
 
 
 def run_maven_copy(mvn: str, pom: Path, output_dir: Path, *options: str) -> None:

@@ -1,8 +1,8 @@
 """A real Schema Registry (Apicurio Registry 3, Confluent-compatible API) for development.
 
-``LocalSchemaRegistry`` owns one state directory and the one ``java`` process started for it,
-in a session of its own (so the process group is its own to signal). As for the local Kafka
-broker, the pid file is trusted only while that pid still runs ``quarkus-run.jar`` with this
+``LocalSchemaRegistry`` owns one state directory and the one ``java`` process started for it
+(its pid file, spawn, stop and kill: ``javaprocess.LocalJavaProcess``, as for the local Kafka
+broker). The pid file is trusted only while that pid still runs ``quarkus-run.jar`` with this
 directory's ``registry.properties``; nothing here looks processes up by name.
 """
 
@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import socket
-import subprocess
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from types import TracebackType
 
-from stream_validator.devbroker.process import find_java, is_java_process, rss_bytes
+from stream_validator.devbroker.javaprocess import LocalJavaProcess
+from stream_validator.devbroker.process import find_java, is_java_process
 from stream_validator.devbroker.registryapp import (
     APICURIO_VERSION,
     MIN_JAVA,
@@ -52,7 +50,7 @@ class _PortTakenError(DevBrokerError):
     """The registry could not bind a port that was free when it was picked."""
 
 
-class LocalSchemaRegistry:
+class LocalSchemaRegistry(LocalJavaProcess):
     """One Apicurio Registry on loopback, its configuration, log and pid file under ``state_dir``.
 
     A restart on the same state directory reuses the ports of the last start while they are
@@ -78,7 +76,6 @@ class LocalSchemaRegistry:
         self.startup_timeout = startup_timeout
         self.version = version
         self._cache_root = cache_root
-        self._proc: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
@@ -89,24 +86,6 @@ class LocalSchemaRegistry:
     def management_url(self) -> str:
         """Where ``/health/ready`` and ``/metrics`` are served."""
         return f"http://{LOOPBACK}:{self._recorded_ports()[1]}"
-
-    @property
-    def pid(self) -> int | None:
-        """The registry's process id if it is running, else ``None``."""
-        try:
-            pid = int(self.layout.pid_file.read_text(encoding="utf-8").strip())
-        except (FileNotFoundError, ValueError):
-            return None
-        return pid if self._is_ours(pid) else None
-
-    def is_running(self) -> bool:
-        """Whether the registry process of this state directory is alive."""
-        return self.pid is not None
-
-    def rss_bytes(self) -> int | None:
-        """Resident memory of the registry process (``VmRSS``), if running on Linux."""
-        pid = self.pid
-        return None if pid is None else rss_bytes(pid)
 
     def start(self, *, keep_data: bool = False) -> str:
         """Start the registry and wait until its API answers; return the API URL.
@@ -130,7 +109,7 @@ class LocalSchemaRegistry:
             )
             self.layout.ports_file.write_text(f"{port} {management_port}\n", encoding="utf-8")
             try:
-                self._spawn(java, app / RUN_JAR)
+                self._spawn_registry(java, app / RUN_JAR)
                 self._wait_until_ready(port, management_port)
             except _PortTakenError:
                 self.layout.ports_file.unlink(missing_ok=True)  # pick fresh ones next time
@@ -144,42 +123,6 @@ class LocalSchemaRegistry:
         """Stop (gracefully) if running, then start again on the same ports."""
         self.stop()
         return self.start(keep_data=keep_data)
-
-    def stop(self, timeout: float = 30.0) -> bool:
-        """SIGTERM the registry's process group, SIGKILL it after ``timeout`` seconds; False if
-        it was not running."""
-        pid = self.pid
-        if pid is None:
-            self.layout.pid_file.unlink(missing_ok=True)
-            return False
-        _signal_group(pid, signal.SIGTERM)
-        if not self._wait_exit(pid, timeout):
-            _signal_group(pid, signal.SIGKILL)
-            self._wait_exit(pid, timeout)
-        self.layout.pid_file.unlink(missing_ok=True)
-        return True
-
-    def kill(self) -> bool:
-        """SIGKILL the registry's process group (a crash); False if it was not running."""
-        pid = self.pid
-        if pid is None:
-            return False
-        _signal_group(pid, signal.SIGKILL)
-        self._wait_exit(pid, 30.0)
-        self.layout.pid_file.unlink(missing_ok=True)
-        return True
-
-    def __enter__(self) -> LocalSchemaRegistry:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     def _recorded_ports(self) -> tuple[int, int]:
         try:
@@ -206,33 +149,18 @@ class LocalSchemaRegistry:
             management = next(free)
         return port, management
 
-    def _spawn(self, java: str, run_jar: Path) -> None:
+    def _spawn_registry(self, java: str, run_jar: Path) -> None:
         cmd = registry_command(
             java, run_jar, self.layout.properties, jvm_opts=registry_jvm_opts(self.heap)
         )
-        with self.layout.log.open("ab") as log:
-            try:
-                # Own session and process group: it outlives the CLI, ignores the terminal's
-                # Ctrl-C, and stop() signals the whole group.
-                self._proc = subprocess.Popen(
-                    cmd,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    cwd=self.layout.root,
-                    start_new_session=True,
-                )
-            except OSError as exc:
-                raise DevBrokerError(f"cannot run java ({cmd[0]!r}): {exc}") from exc
-        self.layout.pid_file.write_text(f"{self._proc.pid}\n", encoding="utf-8")
+        self._spawn(cmd, self.layout.log, self.layout.root, append_log=True)
 
     def _wait_until_ready(self, port: int, management_port: int) -> None:
-        assert self._proc is not None
         health = f"http://{LOOPBACK}:{management_port}/health/ready"
         subjects = f"http://{LOOPBACK}:{port}{CCOMPAT_PATH}/subjects"
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
-            code = self._proc.poll()
+            code = self._exit_code()
             if code is not None:
                 self.layout.pid_file.unlink(missing_ok=True)
                 last = tail(self.layout.log)
@@ -250,23 +178,10 @@ class LocalSchemaRegistry:
             f"(killed it); last lines of {self.layout.log}:\n{tail(self.layout.log)}"
         )
 
-    def _wait_exit(self, pid: int, timeout: float) -> bool:
-        if self._proc is not None and self._proc.pid == pid:
-            try:
-                self._proc.wait(timeout)  # also reaps our child, so no zombie lingers
-            except subprocess.TimeoutExpired:
-                return False
-            return True
-        deadline = time.monotonic() + timeout
-        while self._is_ours(pid):
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(_POLL_S)
-        return True
+    def _pid_file(self) -> Path:
+        return self.layout.pid_file
 
-    def _is_ours(self, pid: int) -> bool:
-        if self._proc is not None and self._proc.pid == pid:
-            return self._proc.poll() is None
+    def _runs_here(self, pid: int) -> bool:
         marker = os.fsencode(config_location_arg(self.layout.properties))
         return is_java_process(pid, b"-jar", marker)
 
@@ -293,9 +208,3 @@ def _bindable(port: int) -> bool:
         except OSError:
             return False
     return True
-
-
-def _signal_group(pid: int, signum: signal.Signals) -> None:
-    """Signal the registry's process group (it leads its own session, so pgid == pid)."""
-    with contextlib.suppress(ProcessLookupError):  # it exited on its own since we looked
-        os.killpg(pid, signum)

@@ -22,10 +22,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from stream_validator.devbroker.jars import (
-    MARKER_NAME,
     MavenArtifact,
     cache_root,
-    exclusive,
+    fetch_once,
     render_pom,
     run_maven_copy,
 )
@@ -59,13 +58,8 @@ def fetch_registry_app(
     """Return the folder holding ``quarkus-run.jar``, running Maven only the first time."""
     home = registry_home(version, root)
     app = home / "app"
-    marker = home / MARKER_NAME
-    if marker.is_file():
-        return app
-    home.mkdir(parents=True, exist_ok=True)
-    with exclusive(home / ".lock"):
-        if marker.is_file():  # another process fetched while we waited
-            return app
+
+    def fill() -> str:
         say(
             f"fetching Apicurio Registry {version} (~160 MB) from Maven Central into {app} "
             "(first run only)"
@@ -88,8 +82,9 @@ def fetch_registry_app(
         shutil.rmtree(app, ignore_errors=True)
         staging.rename(app)
         shutil.rmtree(download, ignore_errors=True)
-        marker.write_text(f"{tarballs[0].name}\n", encoding="utf-8")
-    return app
+        return tarballs[0].name
+
+    return fetch_once(home, app, fill)
 
 
 def _unpack(tarball: Path, target: Path) -> None:

@@ -205,3 +205,30 @@ def test_keep_data_refuses_other_ports(tmp_path: Path) -> None:
     broker = LocalKafkaBroker(layout.root, port=29092, jars_root=_cached_jars(tmp_path / "jars"))
     with pytest.raises(devbroker.DevBrokerError, match="formatted for ports"):
         broker.start(keep_data=True)
+
+
+def test_fetch_once_fills_the_first_time_only_and_redoes_an_interrupted_fetch(
+    tmp_path: Path,
+) -> None:
+    from stream_validator.devbroker.jars import fetch_once
+
+    home = tmp_path / "cache"
+    target = home / "libs"
+    calls: list[str] = []
+
+    def broken() -> str:
+        calls.append("broken")
+        raise devbroker.DevBrokerError("Maven failed")
+
+    def fill() -> str:
+        calls.append("fill")
+        target.mkdir()
+        return "a.jar"
+
+    with pytest.raises(devbroker.DevBrokerError):
+        fetch_once(home, target, broken)
+    assert not (home / MARKER_NAME).exists()
+    assert fetch_once(home, target, fill) == target
+    assert fetch_once(home, target, fill) == target
+    assert calls == ["broken", "fill"]
+    assert (home / MARKER_NAME).read_text() == "a.jar\n"
