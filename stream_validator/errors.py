@@ -297,8 +297,9 @@ class FromRegistryExit(enum.IntEnum):
     """``contract from-registry``."""
 
     OK = 0  # a contract was written
-    NOT_CONVERTIBLE = 1  # the schema cannot become a contract: Protobuf, not an Avro record
-    # or a JSON Schema object, or no field a contract can express
+    NOT_CONVERTIBLE = 1  # the schema cannot become a contract: not an Avro record, a JSON
+    # Schema object or a Protobuf message (a .proto protoc refuses), or no field a contract
+    # can express
     USAGE = 2  # bad arguments, an unwritable output file, or no such subject or version
     UNREACHABLE = 3  # the registry cannot be reached, or answered with an error
 

@@ -87,14 +87,17 @@ class DynamicProtobufDeserializer:
         # for a base64 schema and with lossy raw bytes for a .proto one).
         writer = self._inner._get_writer_schema(schema_id, None, fmt=None)
         try:
-            file = self._build(writer)
+            file = self.schema_file(writer)
         except ProtoCompileError as exc:
             self._files[key] = exc
             raise
         self._files[key] = file
         return file
 
-    def _build(self, writer: Schema) -> FileDescriptor:
+    def schema_file(self, writer: Schema) -> FileDescriptor:
+        """A registered Protobuf schema's file, in a pool with its imports: compiled from
+        ``.proto`` text, or read from the base64 form. Raises ProtoCompileError, and the
+        registry client's errors while its references are fetched."""
         text = writer.schema_str or ""
         serialized = serialized_file(text)
         if serialized is not None:
