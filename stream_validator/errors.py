@@ -33,8 +33,10 @@ ConfigError / ContractFileError by their callers:
 and ``PatternError`` (a source_pattern outside the portable syntax); and the verifier's
 internal signals, each caught inside the verifier (``UnsupportedContract``,
 ``UnplannableContract``, ``RulesTooDeep``, ``RuleDeclined``, ``expr_eval._Skip``); and
-``registry.wire.WireFormatError`` (a value without a schema id), which the registry decoder
-turns into an ``undecodable`` verdict (a test holds this list to the code). The exit codes
+``registry.wire.WireFormatError`` (a value without a schema id) and
+``registry.protoc.ProtoCompileError`` (a registered ``.proto`` protoc refuses), which the
+registry decoder turns into an ``undecodable`` verdict and ``contract from-registry`` into
+exit 1 (a test holds this list to the code). The exit codes
 of each command are the IntEnums at the end.
 
 Bad *records* never raise: they become violations in a report. Exceptions are for
@@ -297,8 +299,9 @@ class FromRegistryExit(enum.IntEnum):
     """``contract from-registry``."""
 
     OK = 0  # a contract was written
-    NOT_CONVERTIBLE = 1  # the schema cannot become a contract: Protobuf, not an Avro record
-    # or a JSON Schema object, or no field a contract can express
+    NOT_CONVERTIBLE = 1  # the schema cannot become a contract: not an Avro record, a JSON
+    # Schema object or a Protobuf message (a .proto protoc refuses), or no field a contract
+    # can express
     USAGE = 2  # bad arguments, an unwritable output file, or no such subject or version
     UNREACHABLE = 3  # the registry cannot be reached, or answered with an error
 

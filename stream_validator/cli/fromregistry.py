@@ -7,8 +7,10 @@
 ``--config`` reaches the registry as the service does: the config's ``schema_registry``
 section (URL, basic auth or bearer token, TLS; secrets scrubbed from every message).
 
-The schema (Avro record or JSON Schema object) is fetched with confluent-kafka's
-``SchemaRegistryClient``; ``lifecycle.fromschema`` turns it into a contract, which is checked
+The schema (Avro record, JSON Schema object or Protobuf message: ``--message``, else the
+file's first) is fetched with confluent-kafka's ``SchemaRegistryClient`` (a Protobuf one
+compiled by protoc with its references, ``registry.protobuf``); ``lifecycle.fromschema`` or
+``lifecycle.fromproto`` turns it into a contract, which is checked
 as ``check-contract`` would before it is written (stdout, or ``-o FILE``). What the contract
 cannot express is listed on stderr and at the end of the file. Exit codes:
 ``errors.FromRegistryExit``.
@@ -22,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from confluent_kafka.schema_registry import SchemaRegistryClient, SchemaRegistryError
+from google.protobuf import descriptor_pb2
+from google.protobuf.descriptor import Descriptor, FileDescriptor
 
 from stream_validator.cli.argtypes import Subparsers
 from stream_validator.codec import decode_json
@@ -34,6 +38,7 @@ from stream_validator.errors import (
     FromRegistryExit,
     SchemaConversionError,
 )
+from stream_validator.lifecycle.fromproto import contract_from_protobuf
 from stream_validator.lifecycle.fromschema import (
     Conversion,
     contract_from_avro,
@@ -41,6 +46,8 @@ from stream_validator.lifecycle.fromschema import (
     render_contract,
 )
 from stream_validator.registry.client import client_settings
+from stream_validator.registry.protobuf import DynamicProtobufDeserializer
+from stream_validator.registry.protoc import ProtoCompileError
 
 _PROG = "stream-validator contract from-registry"
 #: Schema Registry error codes meaning "no such subject / version".
@@ -55,8 +62,8 @@ def add_parser(commands: Subparsers) -> None:
     fetch = actions.add_parser(
         "from-registry",
         description=(
-            "Write a contract file from an Avro or JSON Schema registered in a Schema Registry "
-            "(fields, types, nullability, enums; bounds left for you)."
+            "Write a contract file from an Avro, JSON Schema or Protobuf schema registered in a"
+            " Schema Registry (fields, types, nullability, enums; bounds left for you)."
         ),
     )
     fetch.set_defaults(run=run)
@@ -76,6 +83,10 @@ def add_parser(commands: Subparsers) -> None:
     )
     fetch.add_argument("-o", "--output", type=Path, help="write here instead of stdout")
     fetch.add_argument("--name", help="the contract's name (default: the subject without '-value')")
+    fetch.add_argument(
+        "--message",
+        help="Protobuf: the message type's full name, e.g. md.Tick (default: the file's first)",
+    )
 
 
 def _version(text: str) -> str:
@@ -105,6 +116,10 @@ def run(args: argparse.Namespace) -> int:
     url = settings["url"]
     try:
         registered = _fetch(settings, args.subject, args.version)
+        proto = _compiled(settings, registered)
+    except ProtoCompileError as exc:
+        _say(f"subject {args.subject!r}: {scrub(str(exc), secrets)}")
+        return FromRegistryExit.NOT_CONVERTIBLE
     except SchemaRegistryError as exc:
         text = scrub(str(exc.error_message), secrets)
         if exc.error_code in _NOT_FOUND or exc.http_status_code == 404:
@@ -118,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
         return FromRegistryExit.UNREACHABLE
     name = args.name or _default_name(args.subject)
     try:
-        conversion = _convert(registered, name)
+        conversion = _convert(registered, name, proto, args.message)
     except SchemaConversionError as exc:
         _say(f"subject {args.subject!r} version {registered.version}: {exc}")
         return FromRegistryExit.NOT_CONVERTIBLE
@@ -156,13 +171,26 @@ def _fetch(settings: dict[str, Any], subject: str, version: str) -> Any:
         return client.get_version(subject, int(version))
 
 
-def _convert(registered: Any, name: str) -> Conversion:
+def _compiled(settings: dict[str, Any], registered: Any) -> FileDescriptor | None:
+    """A Protobuf schema's compiled file (its references fetched), else None."""
+    if registered.schema.schema_type != "PROTOBUF":
+        return None
+    with SchemaRegistryClient.new_client(settings) as client:
+        return DynamicProtobufDeserializer(client).schema_file(registered.schema)
+
+
+def _convert(
+    registered: Any, name: str, proto: FileDescriptor | None, message: str | None
+) -> Conversion:
     schema = registered.schema
     kind = schema.schema_type or "AVRO"
     description = f"Schema Registry subject version {registered.version}"
-    if kind == "PROTOBUF":
-        raise SchemaConversionError(
-            "Protobuf schemas are not supported: write the contract by hand or with `infer`"
+    if proto is not None:
+        return contract_from_protobuf(
+            _message_type(proto, message),
+            name=name,
+            version=str(registered.version),
+            description=description,
         )
     if kind not in ("AVRO", "JSON"):
         raise SchemaConversionError(f"schema type {kind!r} is not supported")
@@ -177,6 +205,25 @@ def _convert(registered: Any, name: str) -> Conversion:
     return contract_from_json_schema(
         parsed, name=name, version=str(registered.version), description=description
     )
+
+
+def _message_type(file: FileDescriptor, message: str | None) -> Descriptor:
+    """The message ``--message`` names (full name), else the file's first."""
+    if message is None:
+        declared = descriptor_pb2.FileDescriptorProto()
+        file.CopyToProto(declared)
+        if not declared.message_type:
+            raise SchemaConversionError("the Protobuf schema defines no message")
+        first: Descriptor = file.message_types_by_name[declared.message_type[0].name]
+        return first
+    try:
+        found: Descriptor = file.pool.FindMessageTypeByName(message)
+    except KeyError:
+        known = ", ".join(m.full_name for m in file.message_types_by_name.values())
+        raise SchemaConversionError(
+            f"no message {message!r} in the Protobuf schema (it defines: {known})"
+        ) from None
+    return found
 
 
 def _default_name(subject: str) -> str:

@@ -1,5 +1,5 @@
 """``run`` (the streaming service), ``check-config`` (the config, its contracts and, with
-``--connect``, its topics) and ``create-topics`` (the topics a config names)."""
+``--connect``, its topics and schema registry) and ``create-topics`` (the topics a config names)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import sys
 from typing import TYPE_CHECKING
 
 from stream_validator.cli.argtypes import Subparsers, partition_count, timeout_seconds
-from stream_validator.errors import CheckExit, TopicAdminError
+from stream_validator.errors import CheckExit, RegistryUnavailableError, TopicAdminError
 
 if TYPE_CHECKING:
-    from stream_validator.config.settings import RouteConfig
+    from stream_validator.config.settings import RouteConfig, ServiceConfig
 
 
 def add_parser(commands: Subparsers) -> None:
@@ -30,14 +30,15 @@ def add_parser(commands: Subparsers) -> None:
         "--connect",
         action="store_true",
         help="also connect to the broker and check that every source, clean and DLQ topic"
-        " exists (topics matching a source_pattern are not checked)",
+        " exists (topics matching a source_pattern are not checked), and, when a route has a"
+        " registry format, that the schema registry answers and accepts the credentials",
     )
     check.add_argument(
         "--timeout",
         type=timeout_seconds,
         default=10.0,
         metavar="SECONDS",
-        help="how long --connect waits for the broker",
+        help="how long --connect waits for the broker (and for each registry request)",
     )
     check.set_defaults(run=_check_config)
 
@@ -64,7 +65,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _check_config(args: argparse.Namespace) -> int:
-    from stream_validator.config.settings import load_config, scrub
+    from stream_validator.config.settings import load_config
     from stream_validator.kafka.topics import topics_of
 
     config = load_config(args.config)  # a ConfigError lists every problem (exit 2)
@@ -74,6 +75,14 @@ def _check_config(args: argparse.Namespace) -> int:
         print(f"  {_describe(route)}")
     if not args.connect:
         return CheckExit.OK
+    broker_ok = _check_topics(config, args, len(topics))
+    registry_ok = _check_registry(config, args.timeout)
+    return CheckExit.OK if broker_ok and registry_ok else CheckExit.USAGE
+
+
+def _check_topics(config: ServiceConfig, args: argparse.Namespace, count: int) -> bool:
+    """``--connect``: every configured topic exists on the broker (says why not)."""
+    from stream_validator.config.settings import scrub
     from stream_validator.kafka.clients import create_admin
     from stream_validator.kafka.topics import missing_topics
 
@@ -86,16 +95,41 @@ def _check_config(args: argparse.Namespace) -> int:
     except TopicAdminError as exc:
         error = scrub(str(exc), config.secrets())
         print(f"stream-validator: error: {error}", file=sys.stderr)
-        return CheckExit.USAGE
+        return False
     if missing:
         error = (
-            f"{where}: {len(missing)} of {len(topics)} topic(s) missing: {', '.join(missing)}"
+            f"{where}: {len(missing)} of {count} topic(s) missing: {', '.join(missing)}"
             f" (create them with: stream-validator create-topics --config {args.config})"
         )
         print(f"stream-validator: error: {scrub(error, config.secrets())}", file=sys.stderr)
-        return CheckExit.USAGE
-    print(f"OK {scrub(where, config.secrets())}: all {len(topics)} topic(s) exist")
-    return CheckExit.OK
+        return False
+    print(f"OK {scrub(where, config.secrets())}: all {count} topic(s) exist")
+    return True
+
+
+def _check_registry(config: ServiceConfig, timeout_s: float) -> bool:
+    """``--connect``: the schema registry answers, credentials accepted, when a route has a
+    registry format (nothing to check otherwise)."""
+    formats = sorted({route.format for route in config.routes} - {"json"})
+    if not formats or config.schema_registry.url is None:
+        return True
+    from stream_validator.config.settings import scrub
+    from stream_validator.registry.client import check_registry
+
+    where = f"the schema registry at {config.schema_registry.url}"
+    try:
+        subjects = check_registry(config.schema_registry, timeout_s=timeout_s)
+    except RegistryUnavailableError as exc:
+        error = scrub(f"{where} {exc}", config.secrets())
+        print(f"stream-validator: error: {error}", file=sys.stderr)
+        return False
+    print(
+        scrub(
+            f"OK {where}: answers, {subjects} subject(s) (for {', '.join(formats)} routes)",
+            config.secrets(),
+        )
+    )
+    return True
 
 
 def _describe(route: RouteConfig) -> str:

@@ -1,5 +1,6 @@
-"""A contract from a registered schema (Avro or JSON Schema). PURE: a parsed schema in, a
-contract document and the list of what it cannot express out; no registry, no files.
+"""A contract from a registered schema (Avro or JSON Schema; Protobuf: ``fromproto``). PURE:
+a parsed schema in, a contract document and the list of what it cannot express out; no
+registry, no files.
 
 What the schema states becomes the contract's structure: fields, types, nullability, enum
 symbols as ``allowed``, nested records/objects and arrays, and (JSON Schema) the declared
@@ -68,7 +69,7 @@ def contract_from_avro(schema: object, *, name: str, version: str, description: 
         raise SchemaConversionError("the Avro schema is not a record: a contract needs fields")
     walker = _Avro()
     fields = walker.record_fields(schema, "", 1)
-    return _finish(fields, walker.left_out, name, version, description)
+    return finish_conversion(fields, walker.left_out, name, version, description)
 
 
 def contract_from_json_schema(
@@ -84,7 +85,7 @@ def contract_from_json_schema(
             "the JSON Schema's top level is not an object with properties: a contract needs fields"
         )
     fields = walker.object_fields(top, "", 1)
-    return _finish(fields, walker.left_out, name, version, description)
+    return finish_conversion(fields, walker.left_out, name, version, description)
 
 
 def render_contract(conversion: Conversion, header: str) -> str:
@@ -98,9 +99,11 @@ def render_contract(conversion: Conversion, header: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _finish(
+def finish_conversion(
     fields: list[Doc], left_out: list[str], name: str, version: str, description: str
 ) -> Conversion:
+    """The contract document around converted ``fields`` (every format's converter ends
+    here); SchemaConversionError when no field could be converted."""
     if not fields:
         raise SchemaConversionError(
             "no field of the schema can be expressed in a contract: " + "; ".join(left_out)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry import SchemaRegistryClient, SchemaRegistryError
 
 from stream_validator.config.model import SchemaRegistryConfig
+from stream_validator.errors import RegistryUnavailableError
 
 
 def client_settings(config: SchemaRegistryConfig) -> dict[str, Any]:
@@ -46,3 +47,26 @@ def registry_client(config: SchemaRegistryConfig) -> SchemaRegistryClient:
     """A client of the configured registry (``mock://NAME``: confluent-kafka's in-memory
     registry, empty and private to this client, for tests)."""
     return SchemaRegistryClient.new_client(client_settings(config))
+
+
+def check_registry(config: SchemaRegistryConfig, *, timeout_s: float) -> int:
+    """Ask the configured registry for its subjects, as the service's client would (URL,
+    credentials, TLS): the number it lists. Raises RegistryUnavailableError saying what
+    failed (unreachable, credentials refused, an error answer); its message may quote the
+    client's settings: scrub it before printing."""
+    settings = {**client_settings(config), "timeout": timeout_s}
+    try:
+        with SchemaRegistryClient.new_client(settings) as client:
+            return len(client.get_subjects())
+    except SchemaRegistryError as exc:
+        status = exc.http_status_code
+        if status in (401, 403):
+            # Its answer is not quoted: a proxy may echo the Authorization header back.
+            raise RegistryUnavailableError(f"refused the credentials (HTTP {status})") from None
+        raise RegistryUnavailableError(
+            f"answered with an error (HTTP {status}): {exc.error_message}"[:500]
+        ) from None
+    except Exception as exc:  # the client's transport errors (connect, timeout, TLS) vary
+        raise RegistryUnavailableError(
+            f"cannot be reached: {type(exc).__name__}: {exc}"[:500]
+        ) from None

@@ -47,10 +47,14 @@ from stream_validator.dlq.envelope_reader import (
 )
 from stream_validator.dlq.records import EnvelopeContext
 from stream_validator.records import Headers, SourceRecord
-from stream_validator.registry.outcome import DecodeResult, judge_decoded
+from stream_validator.registry.outcome import DecodeResult, SchemaRef, judge_decoded
 from stream_validator.replay.seen import SourceOffsets
 from stream_validator.replay.selection import Selection
 from stream_validator.verify import DataSchemaContractVerifier, QuarantinedRecord, Violation
+
+#: What judging one original gave: its quarantine (None: valid) and, for a registry route,
+#: the writer schema its value named.
+Judged = tuple[QuarantinedRecord | None, SchemaRef | None]
 
 __all__ = [
     "DEFAULT_MAX_REPLAYS",
@@ -150,6 +154,9 @@ class Decision:
     reason: str = ""
     detail: str = ""
     requeue: bool = False
+    #: A registry route's writer schema of the original (as decoded now): a requeued
+    #: envelope names it, as the service's does.
+    schema: SchemaRef | None = None
 
 
 class ReplayPlanner:
@@ -201,17 +208,19 @@ class ReplayPlanner:
         decode = self._decode
         if decode is None:
 
-            def validate(original: SourceRecord) -> QuarantinedRecord | None:
-                return batch.add_payload(original.value)
+            def validate(original: SourceRecord) -> Judged:
+                return batch.add_payload(original.value), None
         else:
 
-            def validate(original: SourceRecord) -> QuarantinedRecord | None:
-                return judge_decoded(batch, decode(original), original.value)
+            def validate(original: SourceRecord) -> Judged:
+                result = decode(original)
+                schema = None if result is None else result.schema
+                return judge_decoded(batch, result, original.value), schema
 
         return [self._decide_one(record, validate) for record in records]
 
     def _decide_one(
-        self, record: SourceRecord, validate: Callable[[SourceRecord], QuarantinedRecord | None]
+        self, record: SourceRecord, validate: Callable[[SourceRecord], Judged]
     ) -> Decision:
         parsed = parse_dlq_record(record)
         reason = filter_reason(self.selection, record, parsed)
@@ -243,7 +252,7 @@ class ReplayPlanner:
             )
         if not self._seen.add(original.topic, original.partition, original.offset):
             return Decision(record, Outcome.DUPLICATE, parsed, reason="source record seen")
-        quarantined = validate(original)
+        quarantined, schema = validate(original)
         violations = () if quarantined is None else tuple(quarantined.violations)
         if parsed.replay_count >= self._max_replays:
             # Whether it passes now or not: a record the running service keeps rejecting
@@ -255,7 +264,14 @@ class ReplayPlanner:
             return Decision(record, Outcome.PASSED, parsed)
         if not self._requeue:
             self._held.setdefault(record.partition, record.offset)
-        return Decision(record, Outcome.STILL_FAILING, parsed, violations, requeue=self._requeue)
+        return Decision(
+            record,
+            Outcome.STILL_FAILING,
+            parsed,
+            violations,
+            requeue=self._requeue,
+            schema=schema,
+        )
 
     def commit_offset(self, partition: int, position: int) -> int:
         """The offset the replay group may commit: never past a record left in place."""
@@ -377,6 +393,7 @@ def build_output(decision: Decision, context: OutputContext) -> ReplayOutput | N
         )
     if decision.outcome is Outcome.STILL_FAILING and decision.requeue:
         count = envelope.replay_count + 1
+        schema = decision.schema
         envelope_context = EnvelopeContext(
             route=envelope.route,
             contract_name=context.contract_name,
@@ -385,6 +402,9 @@ def build_output(decision: Decision, context: OutputContext) -> ReplayOutput | N
             validator_version=context.validator_version,
             validated_at=context.replay_time,
             replay_count=count,
+            schema_id=schema.id if schema is not None else None,
+            schema_guid=schema.guid if schema is not None else None,
+            schema_version=schema.version if schema is not None else None,
         )
         dlq = build_dlq_record(
             original,

@@ -19,6 +19,10 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from stream_validator import DataSchemaContractVerifier, load_contract
 from stream_validator.cli.main import main
 from stream_validator.errors import CheckExit, FromRegistryExit
+from stream_validator.records import SourceRecord
+from stream_validator.registry.decoder import RecordDecoder
+from stream_validator.registry.encoder import ProtobufWriter
+from stream_validator.registry.outcome import Decoded
 from tests.integration.test_dev_registry import JSON_QUOTE, quote_message_class
 
 AVRO_BOOK = """{
@@ -130,22 +134,135 @@ def test_json_schema_contract_loads_and_passes_the_schemas_records(
     assert report.quarantined_count == 0, [q.violations for q in report.quarantined_records[:3]]
 
 
-def test_protobuf_subject_is_refused_clearly(
+PROTO_BOOK = """syntax = "proto3";
+package sv.test;
+
+import "google/protobuf/timestamp.proto";
+import "google/protobuf/wrappers.proto";
+
+enum Side {
+  SIDE_UNSPECIFIED = 0;
+  BUY = 1;
+  SELL = 2;
+}
+
+message Book {
+  message Level {
+    double price = 1;
+    int64 size = 2;
+  }
+  string symbol = 1;
+  int32 seq = 2;
+  google.protobuf.Timestamp ts = 3;
+  Side side = 4;
+  optional Side last_side = 5;
+  Level top = 6;
+  repeated Level bids = 7;
+  google.protobuf.DoubleValue mid = 8;
+  bool flags = 9;
+  bytes raw = 10;
+  map<string, int64> counts = 11;
+  oneof venue {
+    string mic = 12;
+    int32 venue_id = 13;
+  }
+}
+"""
+
+
+def _proto_book(cls: Any, i: int) -> Any:
+    book = cls(symbol=f"SYM{i % 7}", seq=i, side=1 + i % 2, flags=bool(i % 5), raw=bytes([i]))
+    book.ts.FromDatetime(datetime(2026, 1, 2, 3, 4, i % 60, i, tzinfo=UTC))
+    if i % 3 == 0:
+        book.last_side = 1
+    book.top.price, book.top.size = 100.0 + i, 10 * i
+    for j in range(i % 4):
+        book.bids.add(price=99.5, size=j)
+    if i % 2:
+        book.mid.value = 100.25
+    book.counts["x"] = i
+    if i % 4 == 0:
+        book.mic = "XNAS"
+    elif i % 4 == 1:
+        book.venue_id = i
+    return book
+
+
+def test_protobuf_contract_loads_and_passes_the_schemas_records(
     client: SchemaRegistryClient,
     schema_registry_url: str,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """A Protobuf subject: exit 1 and 'not supported', no file written, no traceback."""
+    """A Protobuf subject registered as .proto text: its first message's contract passes
+    check-contract and quarantines none of 120 records written under it and decoded as the
+    service decodes them; bytes and map fields are named as left out."""
+    topic = f"sv-pbook-{uuid.uuid4().hex[:8]}"
+    writer = ProtobufWriter(client, PROTO_BOOK, "sv.test.Book", topic)
+    decoder = RecordDecoder("protobuf", client)
+    decoded = []
+    for i in range(120):
+        value = writer(_proto_book(writer.message_class, i))
+        result = decoder.decode(SourceRecord(topic, 0, i, None, value, [], None))
+        assert isinstance(result, Decoded), result
+        decoded.append(result.record)
+    out = tmp_path / "pbook.yaml"
+    assert _from_registry(schema_registry_url, f"{topic}-value", out) == FromRegistryExit.OK
+    err = capsys.readouterr().err
+    assert "left out: raw: bytes have no contract type" in err
+    assert "left out: counts: a map has no contract type" in err
+    assert main(["check-contract", str(out)]) == CheckExit.OK
+    contract = load_contract(out)
+    by_name = {spec.name: spec for spec in contract.fields}
+    assert list(by_name) == [
+        "symbol", "seq", "ts", "side", "last_side", "top", "bids", "mid", "flags", "mic",
+        "venue_id",
+    ]  # fmt: skip
+    assert by_name["side"].allowed == ("SIDE_UNSPECIFIED", "BUY", "SELL")
+    nullable = {name for name, spec in by_name.items() if spec.is_nullable}
+    assert nullable == {"ts", "last_side", "top", "mid", "mic", "venue_id"}
+    report = DataSchemaContractVerifier(contract).validate_batch(decoded)
+    assert report.quarantined_count == 0, [q.violations for q in report.quarantined_records[:3]]
+    assert len(report.valid_indices) == 120
+
+
+def test_protobuf_in_the_serialized_form_and_a_named_message(
+    client: SchemaRegistryClient, schema_registry_url: str, tmp_path: Path
+) -> None:
+    """A Protobuf subject registered by confluent-kafka's ProtobufSerializer (the base64
+    FileDescriptorProto) converts too; --message picks a nested message."""
     quote = quote_message_class()
     topic = f"sv-proto-{uuid.uuid4().hex[:8]}"
     ctx = SerializationContext(topic, MessageField.VALUE)
     ProtobufSerializer(quote, client, {"use.deprecated.format": False})(quote(symbol="A"), ctx)
     out = tmp_path / "proto.yaml"
-    assert _from_registry(schema_registry_url, f"{topic}-value", out) == (
-        FromRegistryExit.NOT_CONVERTIBLE
-    )
-    assert "Protobuf schemas are not supported" in capsys.readouterr().err
+    assert _from_registry(schema_registry_url, f"{topic}-value", out) == FromRegistryExit.OK
+    assert [spec.name for spec in load_contract(out).fields] == ["symbol", "bid"]
+
+    book = f"sv-pbook-{uuid.uuid4().hex[:8]}"
+    ProtobufWriter(client, PROTO_BOOK, "sv.test.Book", book)
+    level = tmp_path / "level.yaml"
+    argv = ["--message", "sv.test.Book.Level"]
+    assert _from_registry(schema_registry_url, f"{book}-value", level, *argv) == 0
+    assert [spec.name for spec in load_contract(level).fields] == ["price", "size"]
+
+
+def test_a_proto_that_does_not_compile_exits_1_with_protocs_message(
+    client: SchemaRegistryClient,
+    schema_registry_url: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A .proto text protoc refuses (Apicurio stores it all the same): exit 1 quoting
+    protoc, no file written, no traceback."""
+    subject = f"sv-bad-{uuid.uuid4().hex[:8]}-value"
+    bad = 'syntax = "proto3";\nmessage X { strin a = 1; }\n'
+    client.register_schema(subject, Schema(bad, "PROTOBUF"))
+    out = tmp_path / "bad.yaml"
+    assert _from_registry(schema_registry_url, subject, out) == FromRegistryExit.NOT_CONVERTIBLE
+    err = capsys.readouterr().err
+    assert 'does not compile: registered.proto:2:13: "strin" is not defined' in err
+    assert "Traceback" not in err
     assert not out.exists()
 
 

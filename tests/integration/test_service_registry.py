@@ -2,13 +2,15 @@
 serializers in Avro, Protobuf and JSON Schema, good and bad, end up in the clean topic and the
 DLQ exactly.
 
-Avro and JSON Schema go through the dev registry (Apicurio 3, ``schema_registry_url``), the
-service reaching it by its config like in production. Two things Apicurio's
-Confluent-compatible API cannot do are run against confluent-kafka's in-memory registry
-instead (shared in-process with the service): ids in the ``__value_schema_id`` header (its
-register answer has no GUID, so the serializer cannot write one) and Protobuf (it cannot parse
-the base64 ``FileDescriptorProto`` confluent-kafka's Python serializer registers, and serves
-``format=serialized`` as raw bytes rather than base64).
+Every format goes through the dev registry (Apicurio 3, ``schema_registry_url``), the service
+reaching it by its config like in production. Protobuf runs there in both forms a registry
+may hold: ``protobuf-text``, the schema registered as ``.proto`` text (as Apicurio and Java
+producers keep it) and the records framed by ``ProtobufWriter``, and ``protobuf``, the base64
+``FileDescriptorProto`` confluent-kafka's ``ProtobufSerializer`` registers (Apicurio stores it
+but answers ``format=serialized`` for it with HTTP 500: the service asks for the schema as
+stored). Ids in the ``__value_schema_id`` header run against confluent-kafka's in-memory
+registry instead (shared in-process with the service): Apicurio's register answer has no
+GUID, so the serializer cannot write one.
 """
 
 from __future__ import annotations
@@ -60,6 +62,8 @@ def registry_inputs(
     [
         ("avro", "dev"),
         ("json-schema", "dev"),
+        ("protobuf-text", "dev"),
+        ("protobuf", "dev"),
         ("avro", "in-memory"),
         ("json-schema", "in-memory"),
         ("protobuf", "in-memory"),
@@ -73,6 +77,7 @@ def test_every_format_clean_and_dlq_exactly(
     dev = registry == "dev"
     url = schema_registry_url if dev else f"mock://it-{fmt}"
     client = registry_client(SchemaRegistryConfig(url=url))
+    route_format = "protobuf" if fmt == "protobuf-text" else fmt
     source = create_topic(kafka_bootstrap, 1, prefix=f"src-{fmt}")
     clean = create_topic(kafka_bootstrap, 1, prefix="clean")
     dlq = create_topic(kafka_bootstrap, 1, prefix="dlq")
@@ -88,13 +93,13 @@ def test_every_format_clean_and_dlq_exactly(
         "contract": str(contract),
         "clean_topic": clean,
         "dlq_topic": dlq,
-        "format": fmt,
+        "format": route_format,
     }
     path = service_config_file(
         tmp_path, kafka_bootstrap, [route], group=group, schema_registry={"url": url}
     )
     # The in-memory registry is the producer's own: the service is handed a decoder on it.
-    decoders = None if dev else {"ticks": RecordDecoder(fmt, client)}
+    decoders = None if dev else {"ticks": RecordDecoder(route_format, client)}
     with ThreadedService(load_config(path, environ={}), decoders=decoders) as runner:
         wait_until(lambda: all_consumed(kafka_bootstrap, group, source), 90, "all committed")
     assert runner.exit_code == 0

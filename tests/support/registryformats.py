@@ -1,6 +1,10 @@
 """Framed values of the three registry formats, written by confluent-kafka's own serializers
 into a registry (the in-memory ``mock://`` one in unit tests, the dev registry in integration
-tests): one tick schema in Avro, Protobuf and JSON Schema, the same fields as the JSON tick."""
+tests): one tick schema in Avro, Protobuf and JSON Schema, the same fields as the JSON tick.
+
+``protobuf-text`` is the same Protobuf tick registered as ``.proto`` source text (the form
+Apicurio accepts and serves) and framed by ``registry.encoder.ProtobufWriter``, since
+confluent-kafka's ``ProtobufSerializer`` registers and reads only the base64 form."""
 
 from __future__ import annotations
 
@@ -16,6 +20,8 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from google.protobuf import descriptor_pb2, descriptor_pool, timestamp_pb2
 from google.protobuf.message import Message
 from google.protobuf.message_factory import GetMessageClass
+
+from stream_validator.registry.encoder import ProtobufWriter
 
 AVRO_TICK = """{
   "type": "record", "name": "Tick", "namespace": "md",
@@ -44,6 +50,30 @@ JSON_SCHEMA_TICK = """{
   },
   "required": ["symbol", "bid", "ask", "size", "level", "side", "ts", "recv"]
 }"""
+
+#: The Protobuf tick as .proto source (the same type ``tick_message_class`` builds).
+PROTO_TICK = """syntax = "proto3";
+package md;
+
+import "google/protobuf/timestamp.proto";
+
+enum Side {
+  BUY = 0;
+  SELL = 1;
+}
+
+message Tick {
+  string symbol = 1;
+  double bid = 2;
+  float ask = 3;
+  int64 size = 4;
+  int32 level = 5;
+  Side side = 6;
+  optional string venue = 7;
+  google.protobuf.Timestamp ts = 8;
+  google.protobuf.Timestamp recv = 9;
+}
+"""
 
 #: A good tick as Python values (what Avro and Protobuf decode to).
 TICK: dict[str, Any] = {
@@ -158,6 +188,10 @@ def serializer(
     elif fmt == "json-schema":
         inner = JSONSerializer(JSON_SCHEMA_TICK, client, conf=conf)
         convert = _json_tick
+    elif fmt == "protobuf-text":
+        if header_id:
+            raise ValueError("protobuf-text writes the schema id in the prefix only")
+        return _proto_text_serializer(client)
     elif fmt == "protobuf":
         cls = tick_message_class()
         inner = ProtobufSerializer(cls, client, conf={**conf, "use.deprecated.format": False})
@@ -172,5 +206,19 @@ def serializer(
         ctx = SerializationContext(topic, MessageField.VALUE, headers)
         value = inner(convert(tick), ctx)
         return value, list(ctx.headers or headers)
+
+    return serialize
+
+
+def _proto_text_serializer(
+    client: SchemaRegistryClient,
+) -> Callable[[str, dict[str, Any]], tuple[bytes, list[tuple[str, bytes]]]]:
+    writers: dict[str, ProtobufWriter] = {}
+
+    def serialize(topic: str, tick: dict[str, Any]) -> tuple[bytes, list[tuple[str, bytes]]]:
+        writer = writers.get(topic)
+        if writer is None:
+            writer = writers[topic] = ProtobufWriter(client, PROTO_TICK, "md.Tick", topic)
+        return writer(_tick_message(writer.message_class, tick)), []
 
     return serialize

@@ -88,7 +88,8 @@ def test_transport_error_is_exit_3(
 @pytest.mark.parametrize(
     ("schema_str", "kind", "message"),
     [
-        ("syntax = 'proto3';", "PROTOBUF", "Protobuf schemas are not supported"),
+        ("syntax = 'proto3';", "PROTOBUF", "the Protobuf schema defines no message"),
+        ('syntax = "proto3"; message X { strin a = 1; }', "PROTOBUF", '"strin" is not defined'),
         ("{not json", "AVRO", "is not JSON"),
         ('"string"', "AVRO", "not a record"),
         (
@@ -107,8 +108,8 @@ def test_schemas_that_cannot_be_contracts_are_exit_1(
     kind: str,
     message: str,
 ) -> None:
-    """Protobuf, a schema that is not JSON, not a record/object, or with nothing a contract
-    can express: exit 1 with the reason, no file."""
+    """A .proto without a message or that does not compile, a schema that is not JSON, not a
+    record/object, or with nothing a contract can express: exit 1 with the reason, no file."""
     _serve(monkeypatch, _registered(schema_str, kind))
     out = tmp_path / "t.yaml"
     assert _run(out) == FromRegistryExit.NOT_CONVERTIBLE
