@@ -106,12 +106,12 @@ class Transactional(BaseCommitter):
 
     @property
     def busy(self) -> bool:
-        """A transaction is open: it commits when the interval is up."""
+        """A transaction is open: it commits when its commit is due."""
         return bool(self._flights)
 
     @property
     def due_in_s(self) -> float:
-        """Until the open transaction's interval is up (its records become visible to
+        """Until the open transaction's commit is due (its records become visible to
         read_committed readers only then: the loop must not sleep past it)."""
         if not self._flights:
             return self._interval_s
@@ -155,7 +155,7 @@ class Transactional(BaseCommitter):
         return self.poll()
 
     def poll(self) -> list[BatchOutcome]:
-        """Serve acknowledgements; commit the transaction when the interval is up, or end it
+        """Serve acknowledgements; commit the transaction when its commit is due, or end it
         at once when an output failed."""
         outcomes = self._take_ready()
         if not self._flights:
