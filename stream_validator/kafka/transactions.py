@@ -71,6 +71,8 @@ class Transactions:
         self._caller = caller or DeadlineCaller()
         self._open = False
         self._replaced_in_a_row = 0
+        #: The last commit's send_offsets_to_transaction and commit_transaction, in seconds.
+        self.last_commit_calls_s = (0.0, 0.0)
 
     def init(self) -> None:
         """Register the transactional id (fences an older instance); retried while retriable."""
@@ -114,6 +116,7 @@ class Transactions:
         """Send the offsets (with commit ``metadata``) and commit; return None on success, or
         why it was aborted. Raises ProducerLostError or FatalTransactionError."""
         group = self._group()
+        started = time.monotonic()
         try:
             if offsets:
                 self._call(
@@ -123,6 +126,7 @@ class Transactions:
                     ),
                     self._coordinator_timeout_s,
                 )
+            sent = time.monotonic()
             self._call(
                 "commit_transaction",
                 lambda p: p.commit_transaction(self._coordinator_timeout_s),
@@ -133,6 +137,7 @@ class Transactions:
             return str(exc)
         self._open = False
         self._replaced_in_a_row = 0
+        self.last_commit_calls_s = (sent - started, time.monotonic() - sent)
         return None
 
     def recover(

@@ -82,6 +82,7 @@ def metrics_hooks(
         on_truncated=metrics.inc_dlq_truncated,
         on_rebalance=on_rebalance,
         on_commit=metrics.set_last_commit,
+        on_transaction_commit=metrics.observe_transaction_commit,
         on_stats=metrics.update_from_librdkafka_stats,
         on_ready=metrics.set_ready,
         on_hook_error=metrics.inc_hook_error,

@@ -190,6 +190,7 @@ class StreamService:
             on_error=self._callbacks.on_error,
             stop=self._stop,
             on_commit=self._committed,
+            on_transaction_commit=lambda seconds: self.hooks.on_transaction_commit(seconds),
             heartbeat=self._heartbeat,
             note_error=self._note_error,
             safe=self._safe,

@@ -2,18 +2,22 @@
 in one transaction.
 
 The first batch after a commit begins a transaction; batches are sent into it without
-waiting (pipelined, as ``atleastonce.py``) until ``batch.commit_interval_s`` is up (or
-partitions are revoked, or the service stops). Then the producer is flushed, and when every
-output was acknowledged the batches' offsets are sent with the consumer's group metadata
-and the transaction commits (``kafka.transactions``, which bounds every call); the batches
-are reported only then. An abortable error aborts and every batch of the transaction is
-retried from its start (refusals: re-read at once, then one batch per transaction with the
-suspects produced alone until that batch commits). When the outputs fail, or a call
-outlives its deadline, or a fatal error that is not fencing ends the transaction, the
-producer is abandoned: a new one with the same ``transactional.id`` fences it (retried while
-the broker is away), and the consumer rewinds to the committed offsets, since the fenced
-transaction may have committed or not. Fencing by another instance raises
-FatalTransactionError (the service exits 1).
+waiting (pipelined, as ``atleastonce.py``) until the commit is due (or partitions are revoked,
+or the window is full, or the service stops). Commits keep a fixed cadence: the next is due
+``batch.commit_interval_s`` after the previous one *started*, so neither a commit's own
+duration nor the wait for the next batch stretches the cycle (a record waits at most about
+one interval plus one commit), but a transaction stays open at least half an interval, so
+commits slower than the interval still leave room to consume. At the commit the producer
+is flushed, and when every output was acknowledged the batches' offsets are sent with the
+consumer's group metadata and the transaction commits (``kafka.transactions``, which bounds
+every call); the batches are reported only then. An abortable error aborts and every
+batch of the transaction is retried from its start (refusals: re-read at once, then one
+batch per transaction with the suspects produced alone until that batch commits). When the
+outputs fail, or a call outlives its deadline, or a fatal error that is not fencing ends
+the transaction, the producer is abandoned: a new one with the same ``transactional.id``
+fences it (retried while the broker is away), and the consumer rewinds to the committed
+offsets, since the fenced transaction may have committed or not. Fencing by another
+instance raises FatalTransactionError (the service exits 1).
 """
 
 from __future__ import annotations
@@ -71,6 +75,7 @@ class Transactional(BaseCommitter):
         recovery: Recovery,
         *,
         on_commit: Callable[[], None],
+        on_commit_took: Callable[[float], None] = lambda _: None,
         safe: Callable[[object], str],
         interval_s: float,
         flush_timeout_s: float,
@@ -85,11 +90,14 @@ class Transactional(BaseCommitter):
             flush_timeout_s=flush_timeout_s,
         )
         self._txn = transactions
+        self._on_commit_took = on_commit_took
         self._recovery = recovery
         self._interval_s = interval_s
         self._clock = clock
         self._flights: list[Flight] = []  # the batches of the open transaction
         self._opened_at = 0.0
+        self._due_at = 0.0  # when the open transaction commits
+        self._last_started: float | None = None  # when the last commit began
 
     @property
     def producer(self) -> Producer:
@@ -98,17 +106,16 @@ class Transactional(BaseCommitter):
 
     @property
     def busy(self) -> bool:
-        """A transaction is open: it commits when the interval is up."""
+        """A transaction is open: it commits when its commit is due."""
         return bool(self._flights)
 
     @property
     def due_in_s(self) -> float:
-        """Until the open transaction's interval is up (its records become visible to
+        """Until the open transaction's commit is due (its records become visible to
         read_committed readers only then: the loop must not sleep past it)."""
         if not self._flights:
             return self._interval_s
-        interval = self._interval_s
-        return wait_for_commit(self._opened_at + interval, self._clock(), interval)
+        return wait_for_commit(self._due_at, self._clock(), self._interval_s)
 
     @property
     def in_flight(self) -> int:
@@ -143,18 +150,18 @@ class Transactional(BaseCommitter):
                 self._txn.begin()
             except ProducerLostError as exc:
                 return [*self._take_ready(), self._lost(exc, offsets.first, [])]
-            self._opened_at = self._clock()
+            self._opened()
         self._flights.append(self._launch(self._txn.producer, plans, offsets))
         return self.poll()
 
     def poll(self) -> list[BatchOutcome]:
-        """Serve acknowledgements; commit the transaction when the interval is up, or end it
+        """Serve acknowledgements; commit the transaction when its commit is due, or end it
         at once when an output failed."""
         outcomes = self._take_ready()
         if not self._flights:
             return outcomes
         self._txn.producer.poll(0)
-        due = self._clock() - self._opened_at >= self._interval_s
+        due = self._clock() >= self._due_at
         if due or any(flight.failed for flight in self._flights):
             outcomes += self._commit_open()
         return outcomes
@@ -191,14 +198,25 @@ class Transactional(BaseCommitter):
 
     # --- internals ----------------------------------------------------------------------
 
+    def _opened(self) -> None:
+        """A transaction was begun: it is due one interval after the last commit started
+        (the fixed cadence), but no sooner than half an interval from now."""
+        now = self._clock()
+        interval = self._interval_s
+        self._opened_at = now
+        cadence = now + interval if self._last_started is None else self._last_started + interval
+        self._due_at = max(cadence, now + interval / 2)
+
     def _commit_open(self) -> list[BatchOutcome]:
         """Flush, then commit the open transaction with its batches' offsets, or end it."""
         if not self._flights:
             return []
         flights, self._flights = self._flights, []
         rewind = merged_rewind(flight.offsets for flight in flights)
+        began = self._last_started = self._clock()
         try:
             self._txn.producer.flush(self._flush_timeout_s)
+            flushed = self._clock()
             if any(flight.failed or flight.pending for flight in flights):
                 return [self._failed(flights, rewind)]
             offsets = merged_after(flight.offsets for flight in flights)
@@ -216,6 +234,21 @@ class Transactional(BaseCommitter):
         if self._rejections.pending:
             self._rejections.forget(offsets)
         self._on_commit()
+        done = self._clock()
+        self._on_commit_took(done - began)
+        if log.isEnabledFor(logging.DEBUG):
+            send_offsets_s, commit_s = self._txn.last_commit_calls_s
+            log.debug(
+                "transaction committed",
+                extra={
+                    "open_s": round(began - self._opened_at, 4),
+                    "flush_s": round(flushed - began, 4),
+                    "send_offsets_s": round(send_offsets_s, 4),
+                    "commit_transaction_s": round(commit_s, 4),
+                    "batches": len(flights),
+                    "records": sum(len(flight.outputs) for flight in flights),
+                },
+            )
         acked_at, now = time.time(), time.perf_counter()
         return [
             BatchOutcome(
@@ -242,7 +275,7 @@ class Transactional(BaseCommitter):
             self._txn.begin()
         except ProducerLostError as exc:
             return self._lost(exc, offsets.first, [])
-        self._opened_at = self._clock()
+        self._opened()
         self._flights = [self._launch(self._txn.producer, plans, offsets)]
         [outcome] = self._commit_open()  # one flight: one outcome, delivered or not
         return outcome

@@ -36,6 +36,8 @@ class ServiceHooks:
     on_contract_reload: Callable[[ContractReload], None] = _noop
     #: A route's batch set back because the Schema Registry could not answer.
     on_registry_unavailable: Callable[[str], None] = _noop
+    #: Exactly-once: the seconds one transaction's commit took (flush, offsets, commit).
+    on_transaction_commit: Callable[[float], None] = _noop
     on_hook_error: Callable[[str], None] = _noop
 
 

@@ -40,6 +40,7 @@ from stream_validator.service.telemetry.series import (
     OUTPUTS,
     REBALANCE_EVENTS,
     RULE_KIND,
+    TRANSACTION_COMMIT_BUCKETS,
     RouteSeries,
     check_report,
 )
@@ -169,6 +170,12 @@ class ServiceMetrics:
         )
         self._last_commit = gauge(
             "stream_validator_last_commit_timestamp_seconds", "Time of the last offset commit."
+        )
+        self._transaction_commit = Histogram(
+            "stream_validator_transaction_commit_seconds",
+            "Exactly-once: flush, send offsets and commit of one transaction.",
+            buckets=TRANSACTION_COMMIT_BUCKETS,
+            registry=registry,
         )
         self._ready = gauge("stream_validator_ready", "1 when consuming, else 0.")
         self._hook_errors = counter(
@@ -408,6 +415,12 @@ class ServiceMetrics:
         if not is_number(timestamp):
             raise ValueError(f"timestamp must be a finite number, got {timestamp!r}")
         self._last_commit.set(timestamp)
+
+    def observe_transaction_commit(self, seconds: float) -> None:
+        """Record how long one transaction's commit took (flush to commit_transaction)."""
+        if not is_number(seconds):
+            raise ValueError(f"seconds must be a finite number, got {seconds!r}")
+        self._transaction_commit.observe(max(seconds, 0.0))
 
     def inc_hook_error(self, hook: str) -> None:
         """Count a hook (or the batch report) that raised; the loop went on."""

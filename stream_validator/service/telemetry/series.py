@@ -34,7 +34,7 @@ OUTPUTS = frozenset({"clean", "dlq"})
 HOOKS = frozenset(
     {"on_batch", "on_clean_latencies", "on_delivery_failure", "on_truncated", "on_rebalance",
      "on_commit", "on_stats", "on_ready", "on_breaker", "on_contract_reload",
-     "on_registry_unavailable", "batch report"}
+     "on_registry_unavailable", "on_transaction_commit", "batch report"}
 )  # fmt: skip
 VIOLATION_KINDS = frozenset(str(kind) for kind in ViolationKind)
 RULE_KIND = str(ViolationKind.RULE_VIOLATION)
@@ -43,6 +43,9 @@ MAX_DECLARED_FIELD_LABELS = 1000
 BATCH_SIZE_BUCKETS = (1, 10, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000)
 BATCH_DURATION_BUCKETS = (
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+)  # fmt: skip
+TRANSACTION_COMMIT_BUCKETS = (
+    0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
 )  # fmt: skip
 LATENCY_BUCKETS = (
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,

@@ -107,3 +107,13 @@ def test_refused_record_in_a_transaction_is_isolated_without_duplicates() -> Non
     assert len(h.topic("clean")) == 4 and max(seqs(h).values()) == 1
     assert len(h.topic("dlq")) == 1
     assert h.broker.committed("svc") == {("src", 0): 5}
+
+
+def test_each_transaction_commit_is_timed_in_a_histogram() -> None:
+    """Every committed transaction adds one observation to
+    stream_validator_transaction_commit_seconds (what an operator reads the stall from)."""
+    h = Harness(service_config(transactional=True, commit_interval_s=EVERY_POLL))
+    h.feed([tick.json(i) for i in range(25)])
+    assert h.run() == ServiceExit.OK
+    count = h.registry.get_sample_value("stream_validator_transaction_commit_seconds_count")
+    assert count == h.state.commits >= 3
