@@ -130,7 +130,17 @@ fn starts(buf: &[u8], at: usize, lit: &[u8]) -> bool {
         }
         i += 8;
     }
-    part[i..] == lit[i..]
+    if i == lit.len() {
+        return true;
+    }
+    if lit.len() >= 8 {
+        // The last eight bytes, overlapping the ones compared: no call to memcmp.
+        let at = lit.len() - 8;
+        let a = u64::from_le_bytes(part[at..].try_into().expect("eight bytes"));
+        let b = u64::from_le_bytes(lit[at..].try_into().expect("eight bytes"));
+        return a == b;
+    }
+    part.iter().zip(lit).all(|(a, b)| a == b)
 }
 
 /// The common form: every declared key once, in order, compact, scalar values. False
@@ -527,6 +537,8 @@ fn check<P: Patterns + ?Sized>(
 
 #[cfg(not(fuzzing))]
 pub mod py;
+#[cfg(not(fuzzing))]
+pub mod record;
 #[cfg(not(fuzzing))]
 mod pyspec;
 #[cfg(not(fuzzing))]
