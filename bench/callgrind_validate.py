@@ -14,7 +14,10 @@ Variants:
 * orjson: ``orjson.loads`` of each payload;
 * native: ``validate_payloads`` through the Rust verdict core (the default);
 * python: ``validate_payloads`` with the core off (``native=False``: the msgspec fast path
-  and the Python rules, as before the core).
+  and the Python rules, as before the core);
+* cli: ``stream-validator validate`` on the payloads as a JSON-lines file (``validate_jsonl``
+  in memory, the contract's per-symbol state kept, valid lines and DLQ entries written;
+  the issue's target: >= 0.8x ``validate_payloads``).
 
 Needs valgrind on PATH. Prints one line per variant and bad fraction, then the ratios
 to orjson.loads (the issue's targets: >= 3.0x at 1 % bad, >= 1.5x at 10 % bad).
@@ -31,7 +34,7 @@ import tempfile
 from pathlib import Path
 
 SMALL, LARGE = 10_000, 30_000
-VARIANTS = ("orjson", "native", "python")
+VARIANTS = ("orjson", "native", "python", "cli")
 
 
 def child(workload: str, variant: str, bad: float, n: int) -> None:
@@ -51,6 +54,19 @@ def child(workload: str, variant: str, bad: float, n: int) -> None:
                 loads(raw)
             except orjson.JSONDecodeError:
                 pass
+        return
+    if variant == "cli":
+        import io
+
+        from stream_validator.gcpolicy import collector_tuned
+        from stream_validator.offline.runner import validate_jsonl
+
+        text = b"\n".join(rows) + b"\n"
+        verifier = DataSchemaContractVerifier(load_contract(contract))
+        out, dlq = io.BytesIO(), io.BytesIO()
+        with collector_tuned():  # as the command runs it
+            summary = validate_jsonl(verifier, io.BytesIO(text), valid_out=out, dlq_out=dlq)
+        assert summary.lines == n
         return
     verifier = DataSchemaContractVerifier(load_contract(contract), native=variant == "native")
     if variant == "native":
@@ -108,6 +124,8 @@ def main() -> None:
             for variant, cost in per.items():
                 if variant != "orjson":
                     print(f"bad {bad:.0%}  {variant:7s} {per['orjson'] / cost:.2f}x orjson.loads")
+        if "cli" in per and "native" in per:
+            print(f"bad {bad:.0%}  cli     {per['native'] / per['cli']:.2f}x validate_payloads")
 
 
 if __name__ == "__main__":

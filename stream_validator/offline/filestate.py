@@ -31,6 +31,17 @@ class FileState:
         self.tracker = symbol_state_tracker(spec, native)
         self._feed = StateFeed(self.tracker, types, verifier.field_getter)
         self.tally = EventTally(5)
+        # The state's fields as the Rust verdict scan reads them (None: no core or tracker
+        # to take them): ``add_payloads`` fills it, ``feed`` hands it to the tracker.
+        self.rows: Any = None
+        if hasattr(self.tracker, "observe_scanned"):
+            frozen = spec.frozen_max_updates is not None or spec.frozen_max_s is not None
+            self.rows = verifier.state_rows(
+                spec.key_field,
+                spec.sequence_field,
+                spec.event_time_field,
+                spec.quote_fields if frozen else (),
+            )
 
     def feed(
         self,
@@ -52,7 +63,15 @@ class FileState:
             if part and "key" not in part:
                 # its position once the unfed lines before it are left out
                 distrust[position - bisect_left(unfed, position)] = part
-        for _, events in self._feed.observe_many([0] * len(values), values, rows, distrust):
+        scanned = self.rows
+        if scanned is not None and len(scanned) == len(payloads):
+            indices = without(list(range(len(payloads))), unfed)
+            found = self._feed.observe_scanned(
+                [0] * len(values), values, indices, scanned, distrust
+            )
+        else:
+            found = self._feed.observe_many([0] * len(values), values, rows, distrust)
+        for _, events in found:
             self.tally.add(events)
 
     def summary(self) -> dict[str, Any]:

@@ -104,7 +104,10 @@ def _write(
     ``lengths``: line number -> length of the lines cut short."""
     base = batch.total_records
     decoded: list[Any] | None = [] if state is not None else None
-    quarantined = batch.add_payloads(payloads, decoded)
+    rows = state.rows if state is not None else None
+    if rows is not None:
+        rows.clear()  # one row per payload of this share, filled by the verdict scan
+    quarantined = batch.add_payloads(payloads, decoded, rows)
     if state is not None and decoded is not None:
         state.feed(payloads, {q.index - base: q for q in quarantined}, decoded)
     if valid_out is not None:

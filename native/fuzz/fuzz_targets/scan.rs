@@ -101,28 +101,35 @@ fn plan(forbid_unknown: bool) -> Plan {
     let fields = vec![symbol, exchange, ts, seq, price, bid, live, book];
     let f = |i: usize| Box::new(Expr::Field(i));
     let rules = vec![
-        Rule {
-            links: vec![Link { left: *f(5), op: Cmp::Le, right: *f(4), fields: vec![4, 5] }],
-            deps: 0b110000,
-            flag: false,
-            cond: None,
-        },
-        Rule {
-            links: vec![Link {
+        Rule::new(vec![Link { left: *f(5), op: Cmp::Le, right: *f(4), fields: vec![4, 5] }], 0b110000, false, None),
+        Rule::new(
+            vec![Link {
                 left: Expr::Bin(b'/', f(4), Box::new(Expr::Bin(b'-', f(3), Box::new(Expr::Const(Num::I(1)))))),
                 op: Cmp::Ne,
                 right: Expr::Neg(f(5)),
                 fields: vec![3, 4, 5],
             }],
-            deps: 0b111000,
-            flag: true,
-            cond: None,
-        },
-        Rule {
-            links: vec![],
-            deps: 0b1000_0001,
-            flag: true,
-            cond: Some(Cond::Any(vec![
+            0b111000,
+            true,
+            None,
+        ),
+        // Float arithmetic only: the rule's float program (`FloatLink`).
+        Rule::new(
+            vec![Link {
+                left: Expr::Bin(b'-', f(4), Box::new(Expr::Bin(b'*', f(5), Box::new(Expr::Const(Num::F(0.5)))))),
+                op: Cmp::Ge,
+                right: Expr::Neg(Box::new(Expr::Bin(b'/', f(5), f(4)))),
+                fields: vec![4, 5],
+            }],
+            0b110000,
+            true,
+            None,
+        ),
+        Rule::new(
+            vec![],
+            0b1000_0001,
+            true,
+            Some(Cond::Any(vec![
                 Cond::Text { left: Side::Field(10), right: Side::Const(b"sell".to_vec()), equal: true },
                 Cond::InText { operand: Side::Field(0), items: vec![b"A".to_vec()], negated: true },
                 Cond::All(vec![
@@ -130,7 +137,7 @@ fn plan(forbid_unknown: bool) -> Plan {
                     Cond::Link(Link { left: *f(11), op: Cmp::Lt, right: *f(4), fields: vec![4, 11] }),
                 ]),
             ])),
-        },
+        ),
     ];
     Plan::new(fields, forbid_unknown, rules)
 }

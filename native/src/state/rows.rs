@@ -74,6 +74,11 @@ impl ScanRows {
         self.rows.truncate(len); // the arenas keep a little garbage until `clear`
     }
 
+    /// Row `at` is absent (left to Python).
+    pub fn is_absent(&self, at: usize) -> bool {
+        matches!(self.rows.get(at), Some(Row::Absent))
+    }
+
     /// A record the scan leaves to Python.
     pub fn absent(&mut self) {
         self.rows.push(Row::Absent);

@@ -53,19 +53,71 @@ pub fn parse(text: &[u8]) -> Parsed {
     parse_plain(text).unwrap_or(Parsed::Unsure)
 }
 
+/// Eight bytes of `t` from `at` (the caller checked the length).
+#[inline]
+fn word(t: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(t[at..at + 8].try_into().expect("eight bytes"))
+}
+
+/// The bytes of `w` under the mask `m` (0xFF per byte) are all ASCII digits: each XOR '0'
+/// is 0..=9, its high nibble clear and no carry into bit 4 when six is added (no byte
+/// carries into the next: each is below 0x10 by then).
+#[inline]
+fn ok(w: u64, m: u64) -> bool {
+    const ZEROS: u64 = 0x3030_3030_3030_3030;
+    const HIGHS: u64 = 0xF0F0_F0F0_F0F0_F0F0;
+    const SIXES: u64 = 0x0606_0606_0606_0606;
+    const SIXTEENS: u64 = 0x1010_1010_1010_1010;
+    let d = (w ^ ZEROS) & m;
+    d & HIGHS == 0 && (d + SIXES) & SIXTEENS == 0
+}
+
+/// `YYYY-MM-DDTHH:MM:SS` at the start of `t`, checked eight bytes at a time: the digits of
+/// (year, month, day, hour, minute, second), or None when the form differs in any byte.
+#[inline]
+fn head(t: &[u8]) -> Option<[u32; 6]> {
+    if t.len() < 19 {
+        return None;
+    }
+    let word = |at: usize| word(t, at);
+    // Bytes 0..8 `YYYY-MM-`, 8..16 `DDTHH:MM`, 11..19 `HH:MM:SS` (overlapping).
+    let (a, b, c) = (word(0), word(8), word(11));
+    const fn mask(digits: [bool; 8]) -> u64 {
+        let mut m = 0u64;
+        let mut i = 0;
+        while i < 8 {
+            if digits[i] {
+                m |= 0xFF << (8 * i);
+            }
+            i += 1;
+        }
+        m
+    }
+    const MA: u64 = mask([true, true, true, true, false, true, true, false]);
+    const MB: u64 = mask([true, true, false, true, true, false, true, true]);
+    const MC: u64 = mask([true, true, false, true, true, false, true, true]);
+    const SA: u64 = u64::from_le_bytes(*b"\0\0\0\0-\0\0-");
+    const SB: u64 = u64::from_le_bytes(*b"\0\0T\0\0:\0\0");
+    const SC: u64 = u64::from_le_bytes(*b"\0\0:\0\0:\0\0");
+    if (a & !MA) != SA || (b & !MB) != SB || (c & !MC) != SC {
+        return None;
+    }
+    if !(ok(a, MA) && ok(b, MB) && ok(c, MC)) {
+        return None;
+    }
+    let n = |at: usize| u32::from(t[at] - b'0');
+    Some([
+        n(0) * 1000 + n(1) * 100 + n(2) * 10 + n(3),
+        n(5) * 10 + n(6),
+        n(8) * 10 + n(9),
+        n(11) * 10 + n(12),
+        n(14) * 10 + n(15),
+        n(17) * 10 + n(18),
+    ])
+}
+
 fn parse_plain(t: &[u8]) -> Option<Parsed> {
-    let year = digits(t, 0, 4)?;
-    let month = digits(t, 5, 2)?;
-    let day = digits(t, 8, 2)?;
-    if t.get(4) != Some(&b'-') || t.get(7) != Some(&b'-') || t.get(10) != Some(&b'T') {
-        return None;
-    }
-    let hour = digits(t, 11, 2)?;
-    let minute = digits(t, 14, 2)?;
-    let second = digits(t, 17, 2)?;
-    if t.get(13) != Some(&b':') || t.get(16) != Some(&b':') {
-        return None;
-    }
+    let [year, month, day, hour, minute, second] = head(t)?;
     if year == 0 || !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
         return None;
     }
@@ -74,7 +126,13 @@ fn parse_plain(t: &[u8]) -> Option<Parsed> {
     }
     let mut at = 19;
     let mut micros = 0i64;
-    if t.get(at) == Some(&b'.') {
+    if t.len() >= 28 && t[19] == b'.' && !t[26].is_ascii_digit() && ok(word(t, 20), 0xFFFF_FFFF_FFFF) {
+        // `.ffffff` then the offset, the usual feed form: the six digits checked in one word.
+        let n = |at: usize| i64::from(t[at] - b'0');
+        micros = ((((n(20) * 10 + n(21)) * 10 + n(22)) * 10 + n(23)) * 10 + n(24)) * 10 + n(25);
+        at = 26;
+    }
+    if at == 19 && t.get(at) == Some(&b'.') {
         let n = t[at + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
         match n {
             3 => micros = i64::from(digits(t, at + 1, 3)?) * 1000,
@@ -126,5 +184,21 @@ mod tests {
         assert_eq!(parse(b"2024-02-29 00:00:00Z"), Parsed::Unsure);
         assert_eq!(parse(b"yesterday"), Parsed::NotIso);
         assert_eq!(parse(b"202"), Parsed::NotIso);
+        assert_eq!(parse(b"2024-02-29T00:00:0"), Parsed::Unsure);
+        assert_eq!(parse(b"2024-02-29T00:00:0a"), Parsed::Unsure);
+        assert_eq!(parse(b"2024-02-29T00:0::00"), Parsed::Unsure);
+        assert_eq!(parse(b"2024-02-29T00:00:/0"), Parsed::Unsure);
+        assert_eq!(parse(b"2024-02-29T00:00:\xd90"), Parsed::Unsure);
+        assert_eq!(parse(b"2024-02-29t00:00:00"), Parsed::Unsure);
+        assert_eq!(parse(b"2024-02-29T00:00:00.1234567+00:00"), Parsed::Unsure);
+        assert_eq!(parse(b"2024-02-29T00:00:00.12345a+00:00"), Parsed::Unsure);
+        assert_eq!(
+            parse(b"1970-01-01T00:00:00.123456-01:00"),
+            Parsed::Moment { micros: 3_600_123_456, aware: true }
+        );
+        assert_eq!(
+            parse(b"2024-02-29T23:59:59"),
+            Parsed::Moment { micros: 1_709_251_199_000_000, aware: false }
+        );
     }
 }

@@ -100,10 +100,19 @@ impl<'a> Reader<'a> {
         let rest = &self.buf[start..];
         let mut wide = false;
         // Eight bytes at a time while none is a quote, a backslash, a control or non-ASCII.
+        // The lowest flagged byte of a word is exact (a borrow only flags bytes above a true
+        // one), so the first stop is found with a count of trailing zeros.
         let mut skip = 0;
         while let Some(chunk) = rest.get(skip..skip + 8) {
             let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-            if (has_zero(w ^ QUOTES) | has_zero(w ^ BACKSLASHES) | below_space(w) | (w & HIGH)) != 0 {
+            let stops = has_zero(w ^ QUOTES) | has_zero(w ^ BACKSLASHES) | below_space(w) | (w & HIGH);
+            if stops != 0 {
+                let len = skip + (stops.trailing_zeros() / 8) as usize;
+                if rest[len] == b'"' {
+                    self.at = start + len + 1;
+                    return Ok(&rest[..len]);
+                }
+                skip = len;
                 break;
             }
             skip += 8;
@@ -316,6 +325,10 @@ mod tests {
     #[test]
     fn strings_and_containers() {
         assert_eq!(read("\"ab\""), Ok(Val::Str(b"ab")));
+        assert_eq!(read("[\"abcdefghij\",\"\"]"), Ok(Val::Arr(2)));
+        assert_eq!(read("[\"abcdefg\",\"é\"]"), Ok(Val::Arr(2)));
+        assert_eq!(read("\"abcdefghijk\\\"\""), Err(Decline));
+        assert_eq!(read("\"abcdéfghijk\u{1}\""), Err(Decline));
         assert_eq!(read("\"a\\u0062\""), Err(Decline));
         assert_eq!(read("\"a\tb\""), Err(Decline));
         assert_eq!(read("[1, [2], {\"a\": null}]"), Ok(Val::Arr(3)));

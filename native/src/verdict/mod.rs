@@ -7,14 +7,19 @@
 //! what is proven equal here; a deferred record is judged by the Python rules.
 
 pub mod expr;
+mod fieldcheck;
 pub mod isotime;
 pub mod json;
 pub mod nested;
+mod read;
 pub mod render;
 pub mod rules;
 
-use json::{Decline, Reader, Val};
-use rules::{Num, Rule, Verdict};
+pub(crate) use fieldcheck::clean;
+use fieldcheck::{check, Quick};
+use json::Val;
+use read::{read_object, read_plain};
+use rules::{Num, Rule};
 
 /// Fields and rules per plan are bitmasks of this many bits.
 pub const MAX_FIELDS: usize = 64;
@@ -89,6 +94,8 @@ pub struct Plan {
     pub slots: usize,
     /// The compact form's bytes before each field's value (`{"a":`, `,"b":`), then `}`.
     plain: Vec<Vec<u8>>,
+    /// Per field, the value ranges `check` settles without its general path.
+    quick: Vec<Quick>,
 }
 
 impl Plan {
@@ -113,54 +120,9 @@ impl Plan {
                 node.visit_slots(&mut slots, &mut width);
             }
         }
-        Plan { fields, forbid_unknown, rules, width, slots, plain }
+        let quick = fields.iter().map(Quick::of).collect();
+        Plan { fields, forbid_unknown, rules, width, slots, plain, quick }
     }
-}
-
-/// `buf[at..]` starts with `lit`: eight bytes at a time.
-#[inline]
-fn starts(buf: &[u8], at: usize, lit: &[u8]) -> bool {
-    let Some(part) = buf.get(at..at + lit.len()) else { return false };
-    let mut i = 0;
-    while i + 8 <= lit.len() {
-        let a = u64::from_le_bytes(part[i..i + 8].try_into().expect("eight bytes"));
-        let b = u64::from_le_bytes(lit[i..i + 8].try_into().expect("eight bytes"));
-        if a != b {
-            return false;
-        }
-        i += 8;
-    }
-    part[i..] == lit[i..]
-}
-
-/// The common form: every declared key once, in order, compact, scalar values. False
-/// (with `vals` partly filled) when the payload is not in it: the general reader then runs.
-fn read_plain<'a>(plan: &Plan, buf: &'a [u8], vals: &mut [Option<Val<'a>>], nulls: &mut u64) -> bool {
-    if plan.fields.is_empty() {
-        return false; // `{}`: the general reader
-    }
-    let mut r = Reader { buf, at: 0 };
-    for (i, lit) in plan.plain[..plan.fields.len()].iter().enumerate() {
-        if !starts(buf, r.at, lit) {
-            return false;
-        }
-        r.at += lit.len();
-        let value = match r.peek() {
-            Some(b'"') => r.string().map(Val::Str),
-            Some(b'-' | b'0'..=b'9') => r.number(),
-            Some(b'n' | b't' | b'f') => r.value(0),
-            Some(b'{' | b'[') => match &plan.fields[i].nest {
-                Some(node) => nested::walk(node, &mut r, 0, vals, nulls),
-                None => return false,
-            },
-            _ => return false,
-        };
-        match value {
-            Ok(v) => vals[i] = Some(v),
-            Err(_) => return false,
-        }
-    }
-    r.at + 1 == buf.len() && buf[r.at] == b'}'
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -220,313 +182,10 @@ pub fn judge<'a, P: Patterns + ?Sized>(
     out
 }
 
-fn read_object<'a>(
-    plan: &Plan,
-    buf: &'a [u8],
-    vals: &mut [Option<Val<'a>>],
-    unknown: &mut Vec<&'a [u8]>,
-    nulls: &mut u64,
-) -> Result<(), Decline> {
-    let mut r = Reader::new(buf)?;
-    r.ws();
-    r.expect(b'{')?; // not an object: Python words it
-    r.ws();
-    let fields = &plan.fields;
-    let mut hint = 0;
-    if r.peek() == Some(b'}') {
-        r.at += 1;
-    } else {
-        loop {
-            r.ws();
-            // Keys usually come in the declared order: try the next one in place first.
-            let found = if hint < fields.len() && r.key_is(&fields[hint].name) {
-                Some(hint)
-            } else {
-                let key = r.string()?;
-                let found = fields.iter().position(|f| f.name == key);
-                if found.is_none() {
-                    if key.len() > MAX_KEY_BYTES || unknown.len() >= MAX_NAMED || unknown.contains(&key)
-                    {
-                        return Err(Decline);
-                    }
-                    if plan.width > fields.len() && key.contains(&b'.') {
-                        return Err(Decline); // PathView reads such a key as the path
-                    }
-                    unknown.push(key);
-                }
-                found
-            };
-            r.ws();
-            r.expect(b':')?;
-            r.ws();
-            let value = match found.and_then(|i| fields[i].nest.as_ref()) {
-                Some(node) if r.peek() != Some(b'n') => nested::walk(node, &mut r, 0, vals, nulls)?,
-                _ => r.value(0)?,
-            };
-            if let Some(i) = found {
-                if vals[i].is_some() {
-                    return Err(Decline); // a repeated key: Python words it
-                }
-                vals[i] = Some(value);
-                hint = i + 1;
-            }
-            r.ws();
-            match r.peek() {
-                Some(b',') => r.at += 1,
-                Some(b'}') => {
-                    r.at += 1;
-                    break;
-                }
-                _ => return Err(Decline),
-            }
-        }
-    }
-    r.ws();
-    if r.at != buf.len() {
-        return Err(Decline);
-    }
-    Ok(())
-}
-
-/// `value < bound` (`below`) or `value > bound`, exactly as Python compares; None: unsure.
-fn beyond(value: Num, bound: Num, below: bool) -> Option<bool> {
-    let op = if below { rules::Cmp::Lt } else { rules::Cmp::Gt };
-    rules::compare(op, value, bound)
-}
-
-struct Found {
-    violations: Vec<Violation>,
-    failed: u64,
-}
-
-impl Found {
-    fn add(&mut self, i: usize, f: &Field, kind: Kind, message: String) {
-        self.failed |= 1 << i;
-        self.violations.push(Violation {
-            field: Some(String::from_utf8_lossy(&f.name).into_owned()),
-            kind,
-            message,
-        });
-    }
-}
-
-fn mismatch(found: &mut Found, i: usize, f: &Field, v: &Val<'_>) -> Option<()> {
-    let text = render::show(v)?;
-    let message = format!(
-        "field {}: expected {}, got {} {}",
-        f.name_repr,
-        f.label,
-        render::type_label(v),
-        text
-    );
-    found.add(i, f, Kind::Mismatch, message);
-    Some(())
-}
-
-/// The checks of one field with a value (not null); None: defer the record.
-fn check_value<P: Patterns + ?Sized>(
-    found: &mut Found,
-    i: usize,
-    f: &Field,
-    v: Val<'_>,
-    patterns: &P,
-) -> Result<(), Outcome> {
-    let defer = || Outcome::Defer;
-    let num = match (f.ty, v) {
-        (Ty::Float, Val::Float(x)) => Num::F(x),
-        (Ty::Float | Ty::Int, Val::Int(x)) => Num::I(x),
-        (Ty::Bool, Val::Bool(_)) | (Ty::Object, Val::Obj) | (Ty::Array, Val::Arr(_)) => return Ok(()),
-        (Ty::Object | Ty::Array, _) => return Err(defer()), // Python words a container's
-        (Ty::Str, Val::Str(s)) => return check_text(found, i, f, s, patterns),
-        (Ty::Datetime, Val::Str(s)) => {
-            return match isotime::parse(s) {
-                isotime::Parsed::Moment { aware, .. } if aware || !f.require_tz => Ok(()),
-                isotime::Parsed::Unsure => Err(defer()),
-                _ => mismatch(found, i, f, &v).ok_or_else(defer),
-            }
-        }
-        _ => return mismatch(found, i, f, &v).ok_or_else(defer),
-    };
-    let shown = || render::show(&v).ok_or_else(defer);
-    if let Some((lo, repr)) = &f.lo {
-        if beyond(num, *lo, true).ok_or_else(defer)? {
-            let message = format!("field {}: {} is below min_value {}", f.name_repr, shown()?, repr);
-            found.add(i, f, Kind::BelowMin, message);
-            return Ok(());
-        }
-    }
-    if let Some((hi, repr)) = &f.hi {
-        if beyond(num, *hi, false).ok_or_else(defer)? {
-            let message = format!("field {}: {} is above max_value {}", f.name_repr, shown()?, repr);
-            found.add(i, f, Kind::AboveMax, message);
-            return Ok(());
-        }
-    }
-    if let (Some(allowed), Num::I(x)) = (&f.allowed_int, num) {
-        if !allowed.contains(&x) {
-            not_allowed(found, i, f, shown()?);
-        }
-    }
-    Ok(())
-}
-
-struct NoPatterns;
-
-impl Patterns for NoPatterns {
-    fn verdict(&self, _field: usize, _value: &[u8]) -> Option<bool> {
-        None
-    }
-}
-
-/// A scalar inside an object or array: true when it passes its checks (a nested field
-/// has no pattern: the plan leaves such contracts to Python).
-pub(crate) fn clean(f: &Field, v: Val<'_>) -> bool {
-    let mut found = Found { violations: Vec::new(), failed: 0 };
-    check_value(&mut found, 0, f, v, &NoPatterns).is_ok() && found.violations.is_empty()
-}
-
-fn not_allowed(found: &mut Found, i: usize, f: &Field, shown: String) {
-    let message = format!(
-        "field {}: {} is not one of the allowed values ({})",
-        f.name_repr, shown, f.allowed_shown
-    );
-    found.add(i, f, Kind::NotAllowed, message);
-}
-
-/// `ValueCheck.violation` of a str value: lengths, pattern, allowed (one violation).
-fn check_text<P: Patterns + ?Sized>(
-    found: &mut Found,
-    i: usize,
-    f: &Field,
-    s: &[u8],
-    patterns: &P,
-) -> Result<(), Outcome> {
-    let size = s.iter().filter(|&&c| (c & 0xC0) != 0x80).count(); // code points
-    let shown = || render::show(&Val::Str(s)).ok_or(Outcome::Defer);
-    if let Some(min) = f.min_len {
-        if size < min {
-            let message = format!(
-                "field {}: {} has {} characters, fewer than min_length {}",
-                f.name_repr,
-                shown()?,
-                size,
-                min
-            );
-            found.add(i, f, Kind::TooShort, message);
-            return Ok(());
-        }
-    }
-    if let Some(max) = f.max_len {
-        if size > max {
-            let message = format!(
-                "field {}: {} has {} characters, more than max_length {}",
-                f.name_repr,
-                shown()?,
-                size,
-                max
-            );
-            found.add(i, f, Kind::TooLong, message);
-            return Ok(());
-        }
-    }
-    if f.pattern {
-        match patterns.verdict(i, s) {
-            Some(true) => {}
-            Some(false) => return Err(Outcome::Defer), // Python words a mismatch
-            None if s.len() <= PATTERN_VALUE_BYTES => return Err(Outcome::Pending(i, s.to_vec())),
-            None => return Err(Outcome::Defer),
-        }
-    }
-    if let Some(allowed) = &f.allowed_str {
-        if !allowed.iter().any(|a| a.as_slice() == s) {
-            not_allowed(found, i, f, shown()?);
-        }
-    }
-    Ok(())
-}
-
-fn check<P: Patterns + ?Sized>(
-    plan: &Plan,
-    vals: &[Option<Val<'_>>],
-    windows: &[Window],
-    patterns: &P,
-    unknown: &[&[u8]],
-) -> Outcome {
-    let mut found = Found { violations: Vec::new(), failed: 0 };
-    let mut nulls = 0u64;
-    for (i, f) in plan.fields.iter().enumerate() {
-        let before = found.violations.len();
-        match vals[i] {
-            None => {
-                let message = format!("missing required field {}", f.name_repr);
-                found.add(i, f, Kind::Missing, message);
-            }
-            Some(Val::Null) => match f.null_slot {
-                Some(slot) => nulls |= 1 << slot,
-                None => {
-                    let message = format!("field {} is null but is not nullable", f.name_repr);
-                    found.add(i, f, Kind::Null, message);
-                }
-            },
-            Some(v) => {
-                if let Err(out) = check_value(&mut found, i, f, v, patterns) {
-                    return out;
-                }
-            }
-        }
-        if f.flag && found.violations.len() > before {
-            return Outcome::Defer; // a flagged field's violation: Python words it
-        }
-    }
-    if plan.forbid_unknown {
-        for key in unknown {
-            let Some(shown) = render::show(&Val::Str(key)) else {
-                return Outcome::Defer;
-            };
-            found.violations.push(Violation {
-                field: Some(String::from_utf8_lossy(key).into_owned()),
-                kind: Kind::Unknown,
-                message: format!("undeclared field {shown} (the contract forbids unknown fields)"),
-            });
-        }
-    }
-    if !windows.is_empty() {
-        for (i, f) in plan.fields.iter().enumerate() {
-            let (Some(w), Some(Val::Str(s))) = (f.window, vals[i]) else { continue };
-            if found.failed & (1 << i) != 0 {
-                continue;
-            }
-            let isotime::Parsed::Moment { micros, .. } = isotime::parse(s) else {
-                return Outcome::Defer;
-            };
-            let (lo, hi) = windows[w];
-            if lo.is_some_and(|lo| micros < lo) || hi.is_some_and(|hi| micros > hi) {
-                return Outcome::Defer; // out of range: Python words it
-            }
-        }
-    }
-    let mut flags = 0u64;
-    for (k, rule) in plan.rules.iter().enumerate() {
-        if rule.deps & found.failed != 0 {
-            continue;
-        }
-        match rules::judge(rule, vals) {
-            Verdict::Holds => {}
-            Verdict::Fails if rule.flag => flags |= 1 << k,
-            _ => return Outcome::Defer, // unsure, or a rule violation Python words
-        }
-    }
-    if found.violations.is_empty() {
-        Outcome::Valid { nulls, flags }
-    } else if flags != 0 {
-        Outcome::Defer // a quarantined record lists its flag rules: Python words them
-    } else {
-        Outcome::Bad(found.violations)
-    }
-}
-
 #[cfg(not(fuzzing))]
 pub mod py;
+#[cfg(not(fuzzing))]
+pub mod record;
 #[cfg(not(fuzzing))]
 mod pyspec;
 #[cfg(not(fuzzing))]

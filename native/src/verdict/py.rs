@@ -5,9 +5,9 @@
 //! ones, and the pattern values to learn. The GIL is released while the chunk is read; a
 //! panic while judging one record makes that record a `validator_error` event.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::RwLock;
 
 use pyo3::exceptions::PyValueError;
@@ -15,7 +15,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
 use super::rules::{Cmp, Expr, Link, Num, Rule};
-use super::{judge, Field, Outcome, Patterns, Plan, Ty, Window, MAX_FIELDS};
+use super::record::judge_and_feed;
+use super::{Field, Outcome, Patterns, Plan, Ty, Window, MAX_FIELDS};
 
 /// Pattern verdicts remembered per plan (as `ValueCheck`'s memo bounds its own).
 const PATTERN_MEMO: usize = 4096;
@@ -47,11 +48,40 @@ impl Hasher for Fnv {
 /// Per field (by index), the pattern verdicts learnt from Python's `re`.
 type Memo = Vec<HashMap<Vec<u8>, bool, BuildHasherDefault<Fnv>>>;
 
-struct Memory<'m>(&'m Memo);
+/// The memo, and per field the last value looked up with its verdict: a feed mostly repeats
+/// one value (an exchange code), so most lookups compare a few bytes instead of hashing.
+struct Memory<'m> {
+    memo: &'m Memo,
+    last: RefCell<Vec<Option<(Vec<u8>, bool)>>>,
+}
+
+impl<'m> Memory<'m> {
+    fn new(memo: &'m Memo) -> Self {
+        Memory { memo, last: RefCell::new(Vec::new()) }
+    }
+}
 
 impl Patterns for Memory<'_> {
     fn verdict(&self, field: usize, value: &[u8]) -> Option<bool> {
-        self.0.get(field)?.get(value).copied()
+        let mut last = self.last.borrow_mut();
+        if let Some(Some((seen, verdict))) = last.get(field) {
+            if seen.as_slice() == value {
+                return Some(*verdict);
+            }
+        }
+        let verdict = self.memo.get(field)?.get(value).copied()?;
+        if last.len() <= field {
+            last.resize(field + 1, None);
+        }
+        match &mut last[field] {
+            Some((seen, known)) => {
+                seen.clear();
+                seen.extend_from_slice(value);
+                *known = verdict;
+            }
+            slot => *slot = Some((value.to_vec(), verdict)),
+        }
+        Some(verdict)
     }
 }
 
@@ -162,7 +192,18 @@ fn rule(spec: &Bound<'_, PyTuple>) -> PyResult<Rule> {
         return Err(PyValueError::new_err("too many fields"));
     }
     let cond = super::pyspec::cond_of(&spec.get_item(3)?)?;
-    Ok(Rule { links, deps: deps.iter().fold(0, |m, &d| m | 1 << d), flag: spec.get_item(2)?.extract()?, cond })
+    Ok(Rule::new(links, deps.iter().fold(0, |m, &d| m | 1 << d), spec.get_item(2)?.extract()?, cond))
+}
+
+/// Add one to `counts[i]` for each bit `i` set in `bits` (most records set none).
+#[inline]
+fn count_bits(counts: &mut [u64], mut bits: u64) {
+    while bits != 0 {
+        if let Some(count) = counts.get_mut(bits.trailing_zeros() as usize) {
+            *count += 1;
+        }
+        bits &= bits - 1;
+    }
 }
 
 /// Payload bytes borrowed from the caller's list, which keeps them alive during `scan`.
@@ -234,9 +275,7 @@ impl VerdictPlan {
             payloads
                 .iter()
                 .map(|p| match p.downcast_exact::<PyBytes>() {
-                    Ok(b) if b.as_bytes().len() <= max_bytes => {
-                        Some((b.as_bytes().as_ptr(), b.as_bytes().len()))
-                    }
+                    Ok(b) => Some(b.as_bytes()).filter(|b| b.len() <= max_bytes).map(|b| (b.as_ptr(), b.len())),
                     _ => None,
                 })
                 .collect(),
@@ -245,7 +284,7 @@ impl VerdictPlan {
         let (events, nulls, flags, flagged, pending) = py.allow_threads(move || {
             let borrowed = borrowed;
             let memo = self.memo.read().unwrap_or_else(|e| e.into_inner());
-            let memory = Memory(&memo);
+            let memory = Memory::new(&memo);
             let mut nulls = vec![0u64; slots];
             let mut flags = vec![0u64; self.plan.rules.len()];
             let mut flagged = 0u64;
@@ -263,27 +302,22 @@ impl VerdictPlan {
                 };
                 // SAFETY: see `Borrowed`.
                 let buf: &[u8] = unsafe { std::slice::from_raw_parts(ptr, len) };
-                let judged = catch_unwind(AssertUnwindSafe(|| {
-                    judge(&self.plan, buf, &windows, &memory, &mut unknown, &mut vals)
-                }));
-                if let Some(sink) = sink.as_deref_mut() {
-                    let settled = matches!(judged, Ok(Outcome::Valid { .. } | Outcome::Bad(_)));
-                    super::statefeed::feed(sink, &vals, settled);
-                }
+                let judged = judge_and_feed(
+                    &self.plan,
+                    buf,
+                    &windows,
+                    &memory,
+                    &mut unknown,
+                    &mut vals,
+                    sink.as_deref_mut(),
+                );
                 match judged {
-                    Err(_) => {
-                        unknown.clear();
-                        events.push(Event::Panic(pos));
-                    }
+                    Err(()) => events.push(Event::Panic(pos)),
                     Ok(Outcome::Valid { nulls: n, flags: f }) => {
-                        for (slot, count) in nulls.iter_mut().enumerate() {
-                            *count += (n >> slot) & 1;
-                        }
+                        count_bits(&mut nulls, n);
                         if f != 0 {
                             flagged += 1;
-                            for (k, count) in flags.iter_mut().enumerate() {
-                                *count += (f >> k) & 1;
-                            }
+                            count_bits(&mut flags, f);
                         }
                         if !unknown.is_empty() {
                             events.push(Event::Unknown(pos, std::mem::take(&mut unknown)));

@@ -91,9 +91,116 @@ pub struct Link {
     pub fields: Vec<usize>,
 }
 
+/// One step of a float program (`FloatLink`), run on a small stack of doubles.
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Load(usize),
+    Const(f64),
+    Neg,
+    Bin(u8),
+}
+
+/// A link whose sides read only fields and float constants, as stack programs: while every
+/// field read holds a float, they compute what `link` would, without its general arithmetic.
+#[derive(Debug, Clone)]
+pub struct FloatLink {
+    left: Vec<Op>,
+    op: Cmp,
+    right: Vec<Op>,
+}
+
+const STACK: usize = 8;
+
+impl FloatLink {
+    fn of(link: &Link) -> Option<Self> {
+        fn compile(e: &Expr, out: &mut Vec<Op>, depth: usize) -> Option<usize> {
+            // The stack depth the program needs, or None when not a float expression.
+            Some(match e {
+                Expr::Field(i) => {
+                    out.push(Op::Load(*i));
+                    depth + 1
+                }
+                Expr::Const(Num::F(x)) => {
+                    out.push(Op::Const(*x));
+                    depth + 1
+                }
+                Expr::Const(_) => return None,
+                Expr::Neg(e) => {
+                    let d = compile(e, out, depth)?;
+                    out.push(Op::Neg);
+                    d
+                }
+                Expr::Bin(op, l, r) => {
+                    let dl = compile(l, out, depth)?;
+                    let dr = compile(r, out, depth + 1)?;
+                    out.push(Op::Bin(*op));
+                    dl.max(dr)
+                }
+            })
+        }
+        let (mut left, mut right) = (Vec::new(), Vec::new());
+        let fits = compile(&link.left, &mut left, 0)? <= STACK && compile(&link.right, &mut right, 0)? <= STACK;
+        fits.then_some(FloatLink { left, op: link.op, right })
+    }
+
+    /// The verdict, or None when a field read is not a float or the arithmetic meets a
+    /// division by zero or a NaN (then `link` decides).
+    #[inline]
+    fn judge(&self, vals: &[Option<Val<'_>>]) -> Option<Verdict> {
+        let a = run(&self.left, vals)?;
+        let b = run(&self.right, vals)?;
+        Some(if self.op.holds(a, b) { Verdict::Holds } else { Verdict::Fails })
+    }
+}
+
+#[inline]
+fn run(prog: &[Op], vals: &[Option<Val<'_>>]) -> Option<f64> {
+    if let [Op::Load(i)] = prog {
+        return match vals.get(*i) {
+            Some(Some(Val::Float(x))) => Some(*x),
+            _ => None,
+        };
+    }
+    let mut stack = [0.0f64; STACK];
+    let mut top = 0;
+    for op in prog {
+        match *op {
+            Op::Load(i) => {
+                let Some(Some(Val::Float(x))) = vals.get(i) else { return None };
+                *stack.get_mut(top)? = *x;
+                top += 1;
+            }
+            Op::Const(x) => {
+                *stack.get_mut(top)? = x;
+                top += 1;
+            }
+            Op::Neg => {
+                let x = stack.get_mut(top.checked_sub(1)?)?;
+                *x = -*x;
+            }
+            Op::Bin(op) => {
+                let y = *stack.get(top.checked_sub(1)?)?;
+                top -= 1;
+                let x = stack.get_mut(top.checked_sub(1)?)?;
+                *x = match op {
+                    b'+' => *x + y,
+                    b'-' => *x - y,
+                    b'*' => *x * y,
+                    b'/' if y != 0.0 => *x / y,
+                    _ => return None,
+                };
+            }
+        }
+    }
+    let x = *stack.first()?;
+    (top == 1 && !x.is_nan()).then_some(x)
+}
+
 #[derive(Debug, Clone)]
 pub struct Rule {
     pub links: Vec<Link>,
+    /// Per link, its float program when it has one.
+    pub floats: Vec<Option<FloatLink>>,
     /// Bitmask of the fields whose own failure skips the rule.
     pub deps: u64,
     pub flag: bool,
@@ -107,6 +214,13 @@ pub enum Verdict {
     Holds,
     Fails,
     Unsure,
+}
+
+impl Rule {
+    pub fn new(links: Vec<Link>, deps: u64, flag: bool, cond: Option<super::expr::Cond>) -> Self {
+        let floats = links.iter().map(FloatLink::of).collect();
+        Rule { links, floats, deps, flag, cond }
+    }
 }
 
 pub(super) enum Stop {
@@ -203,8 +317,9 @@ pub fn judge(rule: &Rule, vals: &[Option<Val<'_>>]) -> Verdict {
         return super::expr::judge(cond, vals);
     }
     let mut out = Verdict::Holds;
-    for l in &rule.links {
-        match link(l, vals) {
+    for (k, l) in rule.links.iter().enumerate() {
+        let fast = rule.floats.get(k).and_then(|f| f.as_ref()?.judge(vals));
+        match fast.unwrap_or_else(|| link(l, vals)) {
             Verdict::Holds => {}
             Verdict::Fails => return Verdict::Fails,
             Verdict::Unsure => out = Verdict::Unsure,

@@ -12,6 +12,11 @@ use crate::state::values::{EventTime, QuoteValue};
 /// Push the row of one record; `settled`: the scan judged it (valid or quarantined), so
 /// `vals` holds its declared fields.
 pub fn feed(rows: &mut ScanRows, vals: &[Option<Val<'_>>], settled: bool) {
+    #[cfg(test)]
+    if PANIC_NEXT.with(|p| p.replace(false)) {
+        rows.quote_value(QuoteValue::Null); // half a row pushed, then the panic
+        panic!("a test panic while feeding the state");
+    }
     if !settled {
         rows.absent();
         return;
@@ -62,4 +67,15 @@ pub fn feed(rows: &mut ScanRows, vals: &[Option<Val<'_>>], settled: bool) {
         quote = Some(from);
     }
     rows.read(key, seq, time, quote);
+}
+
+#[cfg(test)]
+thread_local! {
+    static PANIC_NEXT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Test builds only: the next `feed` on this thread panics.
+#[cfg(test)]
+pub fn panic_on_next_feed() {
+    PANIC_NEXT.with(|p| p.set(true));
 }

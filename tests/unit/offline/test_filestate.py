@@ -142,3 +142,32 @@ def test_state_from_decoded_records_matches_decoding_each_line(batch_size: int) 
     assert summary.symbol_state["events"] == tally.summary()
     assert summary.symbol_state["symbols"] == len(tracker)
     assert set(tally.counts) >= {"sequence_gap", "sequence_regression", "event_time_regression"}
+
+
+def test_the_file_path_feeds_the_state_from_the_verdict_scan_rows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With the Rust core, validate hands the tracker the state's fields as the verdict scan
+    read them (no second decode of each line: the decoding path is never taken), and the
+    events are those of the decoding path."""
+    from stream_validator.state import StateFeed
+
+    records = [
+        json.dumps(tick(seq, symbol=symbol), separators=(",", ":")).encode()
+        for seq, symbol in [(1, "A"), (2, "A"), (1, "B"), (4, "A"), (3, "A"), (2, "B")]
+    ]
+    verifier = DataSchemaContractVerifier(load_contract(TICK))
+    assert verifier._rust is not None, "the test needs the native core"
+    with monkeypatch.context() as patched:  # no scan rows: the lines are decoded for the state
+        patched.setattr(DataSchemaContractVerifier, "state_rows", lambda *a, **k: None)
+        decoding = validate_jsonl(verifier, io.BytesIO(lines(*records)), batch_size=4)
+    assert decoding.symbol_state is not None
+
+    def no_decode(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the state decoded the lines again")
+
+    monkeypatch.setattr(StateFeed, "observe_many", no_decode)
+    scanned = validate_jsonl(verifier, io.BytesIO(lines(*records)), batch_size=4)
+    assert scanned.symbol_state == decoding.symbol_state
+    assert scanned.symbol_state["symbols"] == 2
+    assert scanned.symbol_state["events"], "a gap and a step-back were expected"

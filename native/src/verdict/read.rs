@@ -1,0 +1,131 @@
+//! The payload readers of `judge`: the plain form (every declared key once, in order,
+//! compact) with its key literals compared eight bytes at a time, and the general object
+//! reader for any other spelling.
+
+use super::json::{Decline, Reader, Val};
+use super::{nested, Plan, MAX_KEY_BYTES, MAX_NAMED};
+
+/// `buf[at..]` starts with `lit`: eight bytes at a time.
+#[inline]
+fn starts(buf: &[u8], at: usize, lit: &[u8]) -> bool {
+    let Some(part) = buf.get(at..at + lit.len()) else { return false };
+    let mut i = 0;
+    while i + 8 <= lit.len() {
+        let a = u64::from_le_bytes(part[i..i + 8].try_into().expect("eight bytes"));
+        let b = u64::from_le_bytes(lit[i..i + 8].try_into().expect("eight bytes"));
+        if a != b {
+            return false;
+        }
+        i += 8;
+    }
+    if i == lit.len() {
+        return true;
+    }
+    if lit.len() >= 8 {
+        // The last eight bytes, overlapping the ones compared: no call to memcmp.
+        let at = lit.len() - 8;
+        let a = u64::from_le_bytes(part[at..].try_into().expect("eight bytes"));
+        let b = u64::from_le_bytes(lit[at..].try_into().expect("eight bytes"));
+        return a == b;
+    }
+    part.iter().zip(lit).all(|(a, b)| a == b)
+}
+
+/// The common form: every declared key once, in order, compact, scalar values. False
+/// (with `vals` partly filled) when the payload is not in it: the general reader then runs.
+pub(super) fn read_plain<'a>(plan: &Plan, buf: &'a [u8], vals: &mut [Option<Val<'a>>], nulls: &mut u64) -> bool {
+    if plan.fields.is_empty() {
+        return false; // `{}`: the general reader
+    }
+    let mut r = Reader { buf, at: 0 };
+    for (i, lit) in plan.plain[..plan.fields.len()].iter().enumerate() {
+        if !starts(buf, r.at, lit) {
+            return false;
+        }
+        r.at += lit.len();
+        let value = match r.peek() {
+            Some(b'"') => r.string().map(Val::Str),
+            Some(b'-' | b'0'..=b'9') => r.number(),
+            Some(b'n' | b't' | b'f') => r.value(0),
+            Some(b'{' | b'[') => match &plan.fields[i].nest {
+                Some(node) => nested::walk(node, &mut r, 0, vals, nulls),
+                None => return false,
+            },
+            _ => return false,
+        };
+        match value {
+            Ok(v) => vals[i] = Some(v),
+            Err(_) => return false,
+        }
+    }
+    r.at + 1 == buf.len() && buf[r.at] == b'}'
+}
+
+pub(super) fn read_object<'a>(
+    plan: &Plan,
+    buf: &'a [u8],
+    vals: &mut [Option<Val<'a>>],
+    unknown: &mut Vec<&'a [u8]>,
+    nulls: &mut u64,
+) -> Result<(), Decline> {
+    let mut r = Reader::new(buf)?;
+    r.ws();
+    r.expect(b'{')?; // not an object: Python words it
+    r.ws();
+    let fields = &plan.fields;
+    let mut hint = 0;
+    if r.peek() == Some(b'}') {
+        r.at += 1;
+    } else {
+        loop {
+            r.ws();
+            // Keys usually come in the declared order: try the next one in place first.
+            let found = if hint < fields.len() && r.key_is(&fields[hint].name) {
+                Some(hint)
+            } else {
+                let key = r.string()?;
+                let found = fields.iter().position(|f| f.name == key);
+                if found.is_none() {
+                    if key.len() > MAX_KEY_BYTES || unknown.len() >= MAX_NAMED || unknown.contains(&key)
+                    {
+                        return Err(Decline);
+                    }
+                    if plan.width > fields.len() && key.contains(&b'.') {
+                        return Err(Decline); // PathView reads such a key as the path
+                    }
+                    unknown.push(key);
+                }
+                found
+            };
+            r.ws();
+            r.expect(b':')?;
+            r.ws();
+            let value = match found.and_then(|i| fields[i].nest.as_ref()) {
+                Some(node) if r.peek() != Some(b'n') => nested::walk(node, &mut r, 0, vals, nulls)?,
+                _ => r.value(0)?,
+            };
+            if let Some(i) = found {
+                if vals[i].is_some() {
+                    return Err(Decline); // a repeated key: Python words it
+                }
+                vals[i] = Some(value);
+                hint = i + 1;
+            }
+            r.ws();
+            match r.peek() {
+                Some(b',') => r.at += 1,
+                Some(b'}') => {
+                    r.at += 1;
+                    break;
+                }
+                _ => return Err(Decline),
+            }
+        }
+    }
+    r.ws();
+    if r.at != buf.len() {
+        return Err(Decline);
+    }
+    Ok(())
+}
+

@@ -1,0 +1,93 @@
+//! One record of a scan: its verdict and its state row, with a panic in either caught
+//! (the record then becomes a `validator_error`, never a crash, and its row is absent).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use super::json::Val;
+use super::{judge, Outcome, Patterns, Plan, Window};
+use crate::state::rows::ScanRows;
+
+/// The verdict of one payload (Err: a panic while judging it or feeding its state row);
+/// `sink` gets exactly one row for it whatever happens.
+pub fn judge_and_feed<'a, P: Patterns + ?Sized>(
+    plan: &Plan,
+    buf: &'a [u8],
+    windows: &[Window],
+    patterns: &P,
+    unknown: &mut Vec<&'a [u8]>,
+    vals: &mut Vec<Option<Val<'a>>>,
+    sink: Option<&mut ScanRows>,
+) -> Result<Outcome, ()> {
+    let judged = catch_unwind(AssertUnwindSafe(|| judge(plan, buf, windows, patterns, unknown, vals)));
+    let Some(sink) = sink else {
+        return judged.map_err(|_| unknown.clear());
+    };
+    let settled = matches!(judged, Ok(Outcome::Valid { .. } | Outcome::Bad(_)));
+    let mark = sink.len();
+    let fed = catch_unwind(AssertUnwindSafe(|| super::statefeed::feed(sink, vals, settled)));
+    if fed.is_err() {
+        sink.truncate(mark); // a row pushed half-way is dropped, the record left to Python
+        sink.absent();
+        unknown.clear();
+        return Err(());
+    }
+    judged.map_err(|_| unknown.clear())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{statefeed, Field, Ty};
+    use super::*;
+    use crate::state::rows::FeedFields;
+
+    struct NoPatterns;
+
+    impl Patterns for NoPatterns {
+        fn verdict(&self, _field: usize, _value: &[u8]) -> Option<bool> {
+            None
+        }
+    }
+
+    fn plan() -> Plan {
+        let symbol = Field {
+            name: b"symbol".to_vec(),
+            name_repr: "'symbol'".into(),
+            ty: Ty::Str,
+            null_slot: None,
+            lo: None,
+            hi: None,
+            label: "str".into(),
+            require_tz: false,
+            window: None,
+            min_len: None,
+            max_len: None,
+            allowed_str: None,
+            allowed_int: None,
+            allowed_shown: String::new(),
+            pattern: false,
+            flag: false,
+            nest: None,
+        };
+        Plan::new(vec![symbol], false, Vec::new())
+    }
+
+    fn run(rows: &mut ScanRows, payload: &[u8]) -> Result<Outcome, ()> {
+        let (mut unknown, mut vals) = (Vec::new(), Vec::new());
+        judge_and_feed(&plan(), payload, &[], &NoPatterns, &mut unknown, &mut vals, Some(rows))
+    }
+
+    #[test]
+    fn a_panic_feeding_the_state_makes_the_record_an_error_with_an_absent_row() {
+        let mut rows = ScanRows::new(FeedFields { key: 0, seq: None, time: None, quotes: Vec::new() });
+        assert_eq!(run(&mut rows, br#"{"symbol":"A"}"#), Ok(Outcome::Valid { nulls: 0, flags: 0 }));
+        assert!(!rows.is_absent(0));
+        statefeed::panic_on_next_feed();
+        assert_eq!(run(&mut rows, br#"{"symbol":"B"}"#), Err(()));
+        assert_eq!(rows.len(), 2);
+        assert!(rows.is_absent(1));
+        // The next record is judged and fed as usual.
+        assert_eq!(run(&mut rows, br#"{"symbol":"C"}"#), Ok(Outcome::Valid { nulls: 0, flags: 0 }));
+        assert_eq!(rows.len(), 3);
+        assert!(!rows.is_absent(2));
+    }
+}
