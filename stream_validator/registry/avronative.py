@@ -63,9 +63,7 @@ class NativeAvro:
         except (UnsupportedSchema, ValueError, TypeError, KeyError) as exc:
             self._plans[schema_id] = None
             self.refusals[schema_id] = str(exc)
-            log.info(
-                "Avro schema id %d is decoded by fastavro, not natively: %s", schema_id, exc
-            )
+            log.info("Avro schema id %d is decoded by fastavro, not natively: %s", schema_id, exc)
 
     def decode_batch(
         self,

@@ -62,16 +62,19 @@ def plan_program(parsed: Any, refused_timestamps: frozenset[str]) -> tuple[str, 
     top = _resolve(parsed, named)
     if not isinstance(top, dict) or top.get("type") != "record":
         raise UnsupportedSchema("the writer schema is not a record")
+    seen = (str(top.get("name")),)
     fields = []
     for field in _fields(top):
         name = field["name"]
         may_time = name not in refused_timestamps
-        fields.append((name, _node(field["type"], named, (), may_time, top_level=True)))
+        fields.append((name, _node(field["type"], named, seen, may_time, top_level=True)))
     return ("record", fields)
 
 
 def _resolve(schema: Any, named: Mapping[str, Any]) -> Any:
     if isinstance(schema, str) and schema not in _PRIMITIVES:
+        if schema == "bytes":
+            raise UnsupportedSchema("type 'bytes' has no exact JSON form")
         if schema not in named:
             raise UnsupportedSchema(f"unknown named type {schema!r}")
         return named[schema]
@@ -103,7 +106,10 @@ def _node(
         schema = _resolve(schema, named)
     if isinstance(schema, list):
         # A timestamp may sit in a top-level field's union (with null) too.
-        return ("union", [_node(branch, named, seen, may_time, top_level=top_level) for branch in schema])
+        return (
+            "union",
+            [_node(branch, named, seen, may_time, top_level=top_level) for branch in schema],
+        )
     if not isinstance(schema, dict):
         raise UnsupportedSchema(f"not an Avro type: {type(schema).__name__}")
     kind = schema.get("type")

@@ -238,9 +238,7 @@ def route_decoders(
         route.name: RecordDecoder(
             route.format,
             shared,
-            NativeAvro(_contract_of(route, contracts), route.max_payload_bytes)
-            if native
-            else None,
+            NativeAvro(_contract_of(route, contracts), route.max_payload_bytes) if native else None,
         )
         for route in wanted
     }

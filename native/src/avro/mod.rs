@@ -260,7 +260,10 @@ mod tests {
     #[test]
     fn longs_round_trip_and_overlong_varints_are_refused() {
         for v in [0, -1, 1, 63, -64, 64, i64::MAX, i64::MIN] {
-            assert_eq!(transcode(&Node::Long, &zigzag(v), 100), Some(v.to_string().into_bytes()));
+            assert_eq!(
+                transcode(&Node::Long, &zigzag(v), 100),
+                Some(v.to_string().into_bytes())
+            );
         }
         assert_eq!(transcode(&Node::Long, &[0xff; 11], 100), None);
         assert_eq!(transcode(&Node::Long, &[0x80], 100), None);
@@ -268,11 +271,22 @@ mod tests {
 
     #[test]
     fn timestamps_are_written_as_isoformat() {
-        let t = |us: i64| transcode(&Node::TsMicros, &zigzag(us), 100).map(|v| String::from_utf8(v).unwrap());
+        let t = |us: i64| {
+            transcode(&Node::TsMicros, &zigzag(us), 100).map(|v| String::from_utf8(v).unwrap())
+        };
         assert_eq!(t(0).as_deref(), Some("\"1970-01-01T00:00:00+00:00\""));
-        assert_eq!(t(-1).as_deref(), Some("\"1969-12-31T23:59:59.999999+00:00\""));
-        assert_eq!(t(MIN_MICROS).as_deref(), Some("\"0001-01-01T00:00:00+00:00\""));
-        assert_eq!(t(MAX_MICROS).as_deref(), Some("\"9999-12-31T23:59:59.999999+00:00\""));
+        assert_eq!(
+            t(-1).as_deref(),
+            Some("\"1969-12-31T23:59:59.999999+00:00\"")
+        );
+        assert_eq!(
+            t(MIN_MICROS).as_deref(),
+            Some("\"0001-01-01T00:00:00+00:00\"")
+        );
+        assert_eq!(
+            t(MAX_MICROS).as_deref(),
+            Some("\"9999-12-31T23:59:59.999999+00:00\"")
+        );
         assert_eq!(t(MAX_MICROS + 1), None);
         assert_eq!(t(MIN_MICROS - 1), None);
     }
@@ -280,9 +294,18 @@ mod tests {
     #[test]
     fn non_finite_floats_and_bad_booleans_are_left_to_fastavro() {
         assert_eq!(transcode(&Node::Double, &f64::NAN.to_le_bytes(), 100), None);
-        assert_eq!(transcode(&Node::Float, &f32::INFINITY.to_le_bytes(), 100), None);
-        assert_eq!(transcode(&Node::Double, &1e300f64.to_le_bytes(), 100), Some(b"1e300".to_vec()));
-        assert_eq!(transcode(&Node::Double, &2.0f64.to_le_bytes(), 100), Some(b"2.0".to_vec()));
+        assert_eq!(
+            transcode(&Node::Float, &f32::INFINITY.to_le_bytes(), 100),
+            None
+        );
+        assert_eq!(
+            transcode(&Node::Double, &1e300f64.to_le_bytes(), 100),
+            Some(b"1e300".to_vec())
+        );
+        assert_eq!(
+            transcode(&Node::Double, &2.0f64.to_le_bytes(), 100),
+            Some(b"2.0".to_vec())
+        );
         assert_eq!(transcode(&Node::Bool, &[2], 100), None);
     }
 }

@@ -31,7 +31,10 @@ fn node(spec: &Bound<'_, PyAny>, depth: usize) -> PyResult<Node> {
         "ts-millis" => Node::TsMillis,
         "ts-micros" => Node::TsMicros,
         "enum" => Node::Enum(
-            arg.extract::<Vec<String>>()?.iter().map(|s| literal(s)).collect(),
+            arg.extract::<Vec<String>>()?
+                .iter()
+                .map(|s| literal(s))
+                .collect(),
         ),
         "record" => {
             let mut fields = Vec::new();
@@ -51,7 +54,11 @@ fn node(spec: &Bound<'_, PyAny>, depth: usize) -> PyResult<Node> {
             }
             Node::Union(branches)
         }
-        other => return Err(PyValueError::new_err(format!("not an Avro plan node: {other}"))),
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "not an Avro plan node: {other}"
+            )))
+        }
     })
 }
 
@@ -69,7 +76,9 @@ pub struct AvroPlan {
 impl AvroPlan {
     #[new]
     fn new(program: &Bound<'_, PyAny>) -> PyResult<Self> {
-        Ok(Self { root: node(program, 0)? })
+        Ok(Self {
+            root: node(program, 0)?,
+        })
     }
 
     /// Per value: its datum (after `offset` bytes) as JSON text of at most `limit` bytes,
@@ -101,9 +110,11 @@ impl AvroPlan {
                     let (ptr, len) = (*item)?;
                     // SAFETY: see `Borrowed`.
                     let buf: &[u8] = unsafe { std::slice::from_raw_parts(ptr, len) };
-                    catch_unwind(AssertUnwindSafe(|| transcode(&self.root, &buf[offset..], limit)))
-                        .ok()
-                        .flatten()
+                    catch_unwind(AssertUnwindSafe(|| {
+                        transcode(&self.root, &buf[offset..], limit)
+                    }))
+                    .ok()
+                    .flatten()
                 })
                 .collect()
         });
