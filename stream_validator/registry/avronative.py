@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from itertools import repeat
+from operator import itemgetter
 from typing import Any, Final
 
 from stream_validator import _native
@@ -30,11 +32,16 @@ log = logging.getLogger(__name__)
 #: The Confluent prefix: magic byte 0 and the schema id as 4 bytes.
 PREFIX: Final = 5
 
+# SourceRecord's fields read in C, and a NamedTuple built without its Python __new__.
+_value = itemgetter(SourceRecord._fields.index("value"))
+_headers = itemgetter(SourceRecord._fields.index("headers"))
+_new_tuple = tuple.__new__
+
 
 class NativeAvro:
     """The native reading of one Avro route (its contract and payload limit)."""
 
-    __slots__ = ("_contract", "_judged", "_limit", "_plans", "_refused", "refusals")
+    __slots__ = ("_contract", "_judged", "_last", "_limit", "_plans", "_refused", "refusals")
 
     def __init__(self, contract: Callable[[], SchemaContract], max_payload_bytes: int) -> None:
         """``contract``: the route's contract now (a reload may change it, and with it which
@@ -43,6 +50,8 @@ class NativeAvro:
         self._judged: SchemaContract | None = None
         self._refused: frozenset[str] = frozenset()
         self._limit = max_payload_bytes
+        #: The framing prefix and plan last used: tried first on the next batch.
+        self._last: tuple[bytes, Any] | None = None
         #: schema id -> its plan, or None where fastavro reads that schema.
         self._plans: dict[int, Any] = {}
         #: schema id -> why the native core does not read it (for logs and tests).
@@ -82,11 +91,43 @@ class NativeAvro:
             if refused != self._refused or self._judged is None:
                 self._plans.clear()
                 self.refusals.clear()
+                self._last = None
                 self._refused = refused
             self._judged = contract
-        out: list[DecodeResult | None] = [None] * len(records)
-        groups: dict[int, list[int]] = {}
-        for index, record in enumerate(records):
+        if not records:
+            return []
+        last = self._last
+        if last is None or any(map(_headers, records)):
+            out: list[DecodeResult | None] = [None] * len(records)
+            self._general(records, range(len(records)), out, python, parsed, versioned)
+            return out
+        # The common batch: every value under the writer schema of the last batch, read in
+        # one native call; what it declines takes the general way.
+        prefix, plan = last
+        texts, declined = plan.transcode(list(map(_value, records)), prefix, self._limit)
+        topic = records[0].topic
+        ref = versioned(SchemaRef(int.from_bytes(prefix[1:], "big")), topic)
+        out = list(map(_new_tuple, repeat(Transcoded), zip(texts, repeat(ref))))
+        if declined or any(record.topic != topic for record in records):
+            others = [i for i, r in enumerate(records) if texts[i] is None or r.topic != topic]
+            self._general(records, others, out, python, parsed, versioned)
+        return out
+
+    def _general(
+        self,
+        records: Sequence[SourceRecord],
+        indices: Sequence[int],
+        out: list[DecodeResult | None],
+        python: Callable[[SourceRecord], DecodeResult | None],
+        parsed: Callable[[int], Any],
+        versioned: Callable[[SchemaRef, str], SchemaRef],
+    ) -> None:
+        """``out[i]`` for each of ``indices``: grouped by framing prefix, each group read in
+        one native call where a plan reads it, the rest by ``python``."""
+        plans = self._plans
+        groups: dict[bytes, list[int]] = {}
+        for index in indices:
+            record = records[index]
             value = record.value
             if (
                 value is None
@@ -96,26 +137,33 @@ class NativeAvro:
             ):
                 out[index] = python(record)
                 continue
-            schema_id = int.from_bytes(value[1:PREFIX], "big")
-            if schema_id not in self._plans:
+            prefix = value[:PREFIX]
+            group = groups.get(prefix)
+            if group is not None:
+                group.append(index)
+                continue
+            schema_id = int.from_bytes(prefix[1:], "big")
+            if schema_id not in plans:
                 out[index] = python(record)  # fetches the schema, as before
                 writer = parsed(schema_id)
                 if writer is not None:
                     self.learn(schema_id, writer)
-                continue
-            if self._plans[schema_id] is None:
+            elif plans[schema_id] is None:
                 out[index] = python(record)
-                continue
-            groups.setdefault(schema_id, []).append(index)
-        for schema_id, indices in groups.items():
-            texts = self._plans[schema_id].transcode(
-                [records[i].value for i in indices], PREFIX, self._limit
-            )
-            ref = SchemaRef(schema_id)
-            for index, text in zip(indices, texts, strict=True):
+            else:
+                groups[prefix] = [index]
+        for prefix, members in groups.items():
+            schema_id = int.from_bytes(prefix[1:], "big")
+            plan = plans[schema_id]
+            self._last = (prefix, plan)
+            texts, _ = plan.transcode([records[i].value for i in members], prefix, self._limit)
+            refs: dict[str, SchemaRef] = {}  # by topic: the version is the subject's
+            for index, text in zip(members, texts, strict=True):
                 record = records[index]
                 if text is None:
                     out[index] = python(record)
-                else:
-                    out[index] = Transcoded(text, versioned(ref, record.topic))
-        return out
+                    continue
+                ref = refs.get(record.topic)
+                if ref is None:
+                    ref = refs[record.topic] = versioned(SchemaRef(schema_id), record.topic)
+                out[index] = Transcoded(text, ref)

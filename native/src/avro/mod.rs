@@ -11,6 +11,8 @@
 //! and error text are final. Trailing bytes are ignored, as fastavro's schemaless reader
 //! ignores them.
 
+use std::io::Write;
+
 pub mod py;
 
 /// One type of a writer schema.
@@ -80,14 +82,45 @@ impl<'a> Reader<'a> {
 }
 
 /// The JSON text of one datum (`buf` the bytes after the framing), or None (see the top).
-pub fn transcode(node: &Node, buf: &[u8], limit: usize) -> Option<Vec<u8>> {
+pub fn transcode(node: &Node, buf: &[u8], limit: usize, days: &mut Days) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(buf.len() * 2 + 16);
     let mut reader = Reader { buf, pos: 0 };
-    write(node, &mut reader, &mut out, limit)?;
+    write(node, &mut reader, &mut out, limit, days)?;
     (out.len() <= limit).then_some(out)
 }
 
-fn write(node: &Node, r: &mut Reader<'_>, out: &mut Vec<u8>, limit: usize) -> Option<()> {
+/// The date text of the last day written: a batch's timestamps mostly share their day.
+#[derive(Default)]
+pub struct Days(Option<(i64, [u8; 10])>);
+
+impl Days {
+    fn date(&mut self, day: i64) -> [u8; 10] {
+        if let Some((known, text)) = self.0 {
+            if known == day {
+                return text;
+            }
+        }
+        let (y, m, d) = civil(day);
+        let mut text = Vec::with_capacity(10);
+        padded(y, 4, &mut text);
+        text.push(b'-');
+        padded(m, 2, &mut text);
+        text.push(b'-');
+        padded(d, 2, &mut text);
+        let mut out = [0u8; 10];
+        out.copy_from_slice(&text);
+        self.0 = Some((day, out));
+        out
+    }
+}
+
+fn write(
+    node: &Node,
+    r: &mut Reader<'_>,
+    out: &mut Vec<u8>,
+    limit: usize,
+    days: &mut Days,
+) -> Option<()> {
     if out.len() > limit {
         return None;
     }
@@ -98,10 +131,7 @@ fn write(node: &Node, r: &mut Reader<'_>, out: &mut Vec<u8>, limit: usize) -> Op
             1 => out.extend_from_slice(b"true"),
             _ => return None,
         },
-        Node::Long => {
-            let v = r.long()?;
-            out.extend_from_slice(v.to_string().as_bytes());
-        }
+        Node::Long => integer(r.long()?, out),
         Node::Float => {
             let b = r.take(4)?;
             float(f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])), out)?;
@@ -128,7 +158,7 @@ fn write(node: &Node, r: &mut Reader<'_>, out: &mut Vec<u8>, limit: usize) -> Op
                     out.push(b',');
                 }
                 out.extend_from_slice(key);
-                write(field, r, out, limit)?;
+                write(field, r, out, limit, days)?;
             }
             out.push(b'}');
         }
@@ -152,17 +182,17 @@ fn write(node: &Node, r: &mut Reader<'_>, out: &mut Vec<u8>, limit: usize) -> Op
                     if out.last() != Some(&b'[') {
                         out.push(b',');
                     }
-                    write(item, r, out, limit)?;
+                    write(item, r, out, limit, days)?;
                 }
             }
             out.push(b']');
         }
         Node::Union(branches) => {
             let i = usize::try_from(r.long()?).ok()?;
-            write(branches.get(i)?, r, out, limit)?;
+            write(branches.get(i)?, r, out, limit, days)?;
         }
-        Node::TsMillis => timestamp(r.long()?.checked_mul(1000)?, out)?,
-        Node::TsMicros => timestamp(r.long()?, out)?,
+        Node::TsMillis => timestamp(r.long()?.checked_mul(1000)?, out, days)?,
+        Node::TsMicros => timestamp(r.long()?, out, days)?,
     }
     Some(())
 }
@@ -173,8 +203,38 @@ fn float(v: f64, out: &mut Vec<u8>) -> Option<()> {
     if !v.is_finite() {
         return None;
     }
-    out.extend_from_slice(format!("{v:?}").as_bytes());
-    Some(())
+    // Debug: the shortest round-trip digits, with ".0" or an exponent.
+    write!(out, "{v:?}").ok()
+}
+
+/// An integer in decimal, without the formatting machinery.
+fn integer(v: i64, out: &mut Vec<u8>) {
+    let mut digits = [0u8; 20];
+    let mut n = v.unsigned_abs();
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
+/// `v` as exactly `width` decimal digits (`v` < 10^width).
+fn padded(v: i64, width: usize, out: &mut Vec<u8>) {
+    let mut digits = [b'0'; 6];
+    let mut n = v;
+    for slot in digits[..width].iter_mut().rev() {
+        *slot = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    out.extend_from_slice(&digits[..width]);
 }
 
 fn string(text: &str, out: &mut Vec<u8>) {
@@ -203,24 +263,26 @@ pub fn literal(text: &str) -> Vec<u8> {
 }
 
 /// `epoch + timedelta(microseconds=us)` as Python's `isoformat()` writes it.
-fn timestamp(us: i64, out: &mut Vec<u8>) -> Option<()> {
+fn timestamp(us: i64, out: &mut Vec<u8>, days: &mut Days) -> Option<()> {
     if !(MIN_MICROS..=MAX_MICROS).contains(&us) {
         return None;
     }
-    let days = us.div_euclid(86_400_000_000);
+    let cache = days;
+    let day = us.div_euclid(86_400_000_000);
     let rest = us.rem_euclid(86_400_000_000);
-    let (y, m, d) = civil(days);
     let secs = rest / 1_000_000;
     let micros = rest % 1_000_000;
-    let text = format!(
-        "\"{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
-    );
-    out.extend_from_slice(text.as_bytes());
+    out.push(b'"');
+    out.extend_from_slice(&cache.date(day));
+    out.push(b'T');
+    padded(secs / 3600, 2, out);
+    out.push(b':');
+    padded(secs / 60 % 60, 2, out);
+    out.push(b':');
+    padded(secs % 60, 2, out);
     if micros != 0 {
-        out.extend_from_slice(format!(".{micros:06}").as_bytes());
+        out.push(b'.');
+        padded(micros, 6, out);
     }
     out.extend_from_slice(b"+00:00\"");
     Some(())
@@ -261,18 +323,26 @@ mod tests {
     fn longs_round_trip_and_overlong_varints_are_refused() {
         for v in [0, -1, 1, 63, -64, 64, i64::MAX, i64::MIN] {
             assert_eq!(
-                transcode(&Node::Long, &zigzag(v), 100),
+                transcode(&Node::Long, &zigzag(v), 100, &mut Days::default()),
                 Some(v.to_string().into_bytes())
             );
         }
-        assert_eq!(transcode(&Node::Long, &[0xff; 11], 100), None);
-        assert_eq!(transcode(&Node::Long, &[0x80], 100), None);
+        assert_eq!(
+            transcode(&Node::Long, &[0xff; 11], 100, &mut Days::default()),
+            None
+        );
+        assert_eq!(
+            transcode(&Node::Long, &[0x80], 100, &mut Days::default()),
+            None
+        );
     }
 
     #[test]
     fn timestamps_are_written_as_isoformat() {
-        let t = |us: i64| {
-            transcode(&Node::TsMicros, &zigzag(us), 100).map(|v| String::from_utf8(v).unwrap())
+        let mut days = Days::default();
+        let mut t = |us: i64| {
+            transcode(&Node::TsMicros, &zigzag(us), 100, &mut days)
+                .map(|v| String::from_utf8(v).unwrap())
         };
         assert_eq!(t(0).as_deref(), Some("\"1970-01-01T00:00:00+00:00\""));
         assert_eq!(
@@ -293,19 +363,45 @@ mod tests {
 
     #[test]
     fn non_finite_floats_and_bad_booleans_are_left_to_fastavro() {
-        assert_eq!(transcode(&Node::Double, &f64::NAN.to_le_bytes(), 100), None);
         assert_eq!(
-            transcode(&Node::Float, &f32::INFINITY.to_le_bytes(), 100),
+            transcode(
+                &Node::Double,
+                &f64::NAN.to_le_bytes(),
+                100,
+                &mut Days::default()
+            ),
             None
         );
         assert_eq!(
-            transcode(&Node::Double, &1e300f64.to_le_bytes(), 100),
+            transcode(
+                &Node::Float,
+                &f32::INFINITY.to_le_bytes(),
+                100,
+                &mut Days::default()
+            ),
+            None
+        );
+        assert_eq!(
+            transcode(
+                &Node::Double,
+                &1e300f64.to_le_bytes(),
+                100,
+                &mut Days::default()
+            ),
             Some(b"1e300".to_vec())
         );
         assert_eq!(
-            transcode(&Node::Double, &2.0f64.to_le_bytes(), 100),
+            transcode(
+                &Node::Double,
+                &2.0f64.to_le_bytes(),
+                100,
+                &mut Days::default()
+            ),
             Some(b"2.0".to_vec())
         );
-        assert_eq!(transcode(&Node::Bool, &[2], 100), None);
+        assert_eq!(
+            transcode(&Node::Bool, &[2], 100, &mut Days::default()),
+            None
+        );
     }
 }

@@ -1,8 +1,8 @@
 //! The Python face of the Avro transcoder: `AvroPlan(program)` and its `transcode`.
 //!
 //! `program` is the writer schema as `avroplan.py` compiles it: nested tuples
-//! `(tag, arg)`. `transcode(values, offset, limit)` gives, per value, the JSON text of the
-//! datum after its first `offset` bytes (the framing), or None where fastavro must decide.
+//! `(tag, arg)`. `transcode(values, prefix, limit)` gives, per value, the JSON text of the
+//! datum after its framing `prefix`, or None where fastavro must decide (and where).
 //! The GIL is released while the batch is read; a panic on one value makes it None.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -11,7 +11,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
-use super::{literal, transcode, Node};
+use super::{literal, transcode, Days, Node};
 
 /// Schema nesting accepted at most (a writer schema is not recursive: `avroplan` refuses).
 const MAX_DEPTH: usize = 64;
@@ -81,20 +81,22 @@ impl AvroPlan {
         })
     }
 
-    /// Per value: its datum (after `offset` bytes) as JSON text of at most `limit` bytes,
-    /// or None (not bytes, shorter than `offset`, or not provably as fastavro reads it).
+    /// Per value: its datum (after `prefix`) as JSON text of at most `limit` bytes, or None
+    /// (not bytes, not longer than and starting with `prefix`, or not provably as fastavro
+    /// reads it); and the positions of the Nones.
     fn transcode<'py>(
         &self,
         py: Python<'py>,
         values: &Bound<'py, PyList>,
-        offset: usize,
+        prefix: &[u8],
         limit: usize,
-    ) -> PyResult<Bound<'py, PyList>> {
+    ) -> PyResult<(Bound<'py, PyList>, Vec<usize>)> {
+        let offset = prefix.len();
         let borrowed = Borrowed(
             values
                 .iter()
                 .map(|v| match v.downcast_exact::<PyBytes>() {
-                    Ok(b) if b.as_bytes().len() >= offset => {
+                    Ok(b) if b.as_bytes().len() > offset && b.as_bytes().starts_with(prefix) => {
                         Some((b.as_bytes().as_ptr(), b.as_bytes().len()))
                     }
                     _ => None,
@@ -103,6 +105,7 @@ impl AvroPlan {
         );
         let texts: Vec<Option<Vec<u8>>> = py.allow_threads(move || {
             let borrowed = borrowed;
+            let mut days = Days::default();
             borrowed
                 .0
                 .iter()
@@ -111,7 +114,7 @@ impl AvroPlan {
                     // SAFETY: see `Borrowed`.
                     let buf: &[u8] = unsafe { std::slice::from_raw_parts(ptr, len) };
                     catch_unwind(AssertUnwindSafe(|| {
-                        transcode(&self.root, &buf[offset..], limit)
+                        transcode(&self.root, &buf[offset..], limit, &mut days)
                     }))
                     .ok()
                     .flatten()
@@ -119,12 +122,16 @@ impl AvroPlan {
                 .collect()
         });
         let out = PyList::empty(py);
-        for text in texts {
+        let mut declined = Vec::new();
+        for (pos, text) in texts.into_iter().enumerate() {
             match text {
                 Some(t) => out.append(PyBytes::new(py, &t))?,
-                None => out.append(py.None())?,
+                None => {
+                    declined.push(pos);
+                    out.append(py.None())?;
+                }
             }
         }
-        Ok(out)
+        Ok((out, declined))
     }
 }
