@@ -1,6 +1,7 @@
 """One route's values decoded through confluent-kafka's deserializers, into plain records.
 
-``RecordDecoder.decode_batch`` gives a ``Decoded`` record or an ``Undecodable`` reason per
+``RecordDecoder.decode_batch`` gives a ``Decoded`` record (or, for an Avro route read by the
+native core, ``avronative``, a ``Transcoded`` JSON text) or an ``Undecodable`` reason per
 value, and raises ``RegistryUnavailableError`` when the registry cannot answer (down, slow,
 a 5xx, refused credentials): a good record must never reach the DLQ because the registry was
 away, so the caller retries the whole batch. A registry that answers 404 for a schema id is

@@ -13,8 +13,9 @@ reason; a tombstone as with JSON.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from stream_validator.codec import encode_json
@@ -34,6 +35,11 @@ if TYPE_CHECKING:
 #: Distinct schemas named in one batch event (a batch rarely carries more than two).
 MAX_EVENT_SCHEMAS = 5
 
+_ALL_TRANSCODED = {Transcoded}
+# A result's first field (a Transcoded's text) and its second (every result's schema).
+_first: Callable[[Any], bytes] = itemgetter(0)
+_second: Callable[[Any], Any] = itemgetter(1)
+
 
 def validate_decoded(
     verifier: DataSchemaContractVerifier,
@@ -46,6 +52,9 @@ def validate_decoded(
     original bytes, kept as the evidence of one that did not decode). ``rows``: a
     ``StateRows``, given one row per record (absent where the native core did not read it)."""
     batch = verifier.start_batch(now=now)
+    if set(map(type, results)) == _ALL_TRANSCODED:  # the common batch, in one call (read in C)
+        batch.add_payloads(list(map(_first, results)), rows=rows)
+        return batch.finish()
     run: list[bytes] = []  # consecutive Transcoded texts, judged in one native call
     for result, value in zip(results, values, strict=True):
         if type(result) is Transcoded:
@@ -70,11 +79,12 @@ def schema_of(result: DecodeResult | None) -> SchemaRef | None:
 def event_schemas(results: Sequence[DecodeResult | None]) -> list[dict[str, Any]]:
     """The batch event's ``schemas``: each writer schema seen (id, version) with its count of
     records, the most frequent first, at most MAX_EVENT_SCHEMAS."""
-    seen: Counter[SchemaRef] = Counter(
-        result.schema for result in results if result is not None and result.schema is not None
-    )
+    seen: Counter[SchemaRef | None] = Counter(map(_second, filter(None, results)))  # in C
+    seen.pop(None, None)
     return [
-        {**ref.as_dict(), "records": count} for ref, count in seen.most_common(MAX_EVENT_SCHEMAS)
+        {**ref.as_dict(), "records": count}
+        for ref, count in seen.most_common(MAX_EVENT_SCHEMAS)
+        if ref is not None
     ]
 
 

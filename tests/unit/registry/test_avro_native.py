@@ -379,3 +379,22 @@ def test_route_decoders_read_avro_natively_only_when_asked(tmp_path: Path) -> No
     off = route_decoders(routes, config)
     assert on["a"]._native is not None and on["j"]._native is None
     assert off["a"]._native is None
+
+
+def test_each_topic_gets_its_own_schema_version(tmp_path: Path) -> None:
+    """Values of one schema id from two topics in one batch: each Transcoded result names
+    the version under its own topic's subject (none where the subject does not list it),
+    as the fastavro path's Decoded results do."""
+    contract, _ = contract_file(tmp_path, False)
+    client = registry_client(SchemaRegistryConfig(url="mock://avro-native-topics"))
+    records = _tick_records(4, client, MATCHING)
+    mixed = [r._replace(topic="other") if r.offset % 2 else r for r in records]
+    decoder = RecordDecoder("avro", client, NativeAvro(lambda: contract, 1_000_000))
+    decoder.decode_batch(records)  # the schema learnt and the last plan set
+    native = decoder.decode_batch(mixed)
+    python = RecordDecoder("avro", client).decode_batch(mixed)
+    assert all(type(r) is Transcoded for r in native)
+    assert [r.schema for r in native if r is not None] == [
+        r.schema for r in python if r is not None
+    ]
+    assert {r.schema.version for r in native if r is not None} == {1, None}
