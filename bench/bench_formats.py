@@ -1,6 +1,7 @@
 """An Avro route against the JSON route on the same records: the work per record, side by side.
 
-Run: .venv/bin/python bench/bench_formats.py [--records 20000] [--repeat 5] [--callgrind]
+Run: .venv/bin/python bench/bench_formats.py [--records 20000] [--repeat 5]
+     [--callgrind [--only native]]
 
 The records are the tick of ``tests/support/registryformats.py`` (nine fields: strings, a
 double, a float, a long, an int, an enum, a nullable string and two timestamps), the size
@@ -162,11 +163,19 @@ def instructions(name: str, records: int) -> int:
         return int(found.group(1))
 
 
+def wanted(name: str, only: str | None) -> bool:
+    """A workload ``--only`` keeps (the JSON rows, the baselines, always)."""
+    return only is None or name.startswith("json") or any(p in name for p in only.split(","))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=20_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--callgrind", action="store_true")
+    parser.add_argument(
+        "--only", help="comma-separated parts of workload names: run only those (and the JSON rows)"
+    )
     parser.add_argument("--run", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.run:
@@ -177,6 +186,7 @@ def main() -> None:
         figures = {
             name: (instructions(name, 3 * n) - instructions(name, n)) / (2 * n)
             for name in workloads(10)
+            if wanted(name, args.only)
         }
         unit, shown = "instructions/record", {k: f"{v:,.0f}" for k, v in figures.items()}
     else:

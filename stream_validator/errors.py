@@ -34,7 +34,9 @@ and ``PatternError`` (a source_pattern outside the portable syntax); and the ver
 internal signals, each caught inside the verifier (``UnsupportedContract``,
 ``UnplannableContract``, ``RulesTooDeep``, ``RuleDeclined``, ``expr_eval._Skip``); and
 ``registry.wire.WireFormatError`` (a value without a schema id), which the registry decoder
-turns into an ``undecodable`` verdict (a test holds this list to the code). The exit codes
+turns into an ``undecodable`` verdict; and ``registry.avroplan.UnsupportedSchema`` (an Avro
+writer schema the native core does not read), caught where raised: fastavro reads that schema
+(a test holds this list to the code). The exit codes
 of each command are the IntEnums at the end.
 
 Bad *records* never raise: they become violations in a report. Exceptions are for

@@ -12,7 +12,8 @@ from stream_validator.errors import StreamValidatorError
 
 #: What errors.py names as outside the tree: two internal ValueErrors (their callers turn them
 #: into ConfigError / ContractFileError), the verifier's internal signals, caught where raised,
-#: and the registry decoder's WireFormatError (turned into an undecodable verdict).
+#: the registry decoder's WireFormatError (turned into an undecodable verdict) and the Avro
+#: planner's UnsupportedSchema (caught where raised: fastavro reads that schema).
 _INTERNAL = {
     "YamlFileError",
     "PatternError",
@@ -22,6 +23,7 @@ _INTERNAL = {
     "RuleDeclined",
     "_Skip",
     "WireFormatError",
+    "UnsupportedSchema",
 }
 
 
