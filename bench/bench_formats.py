@@ -1,16 +1,19 @@
 """An Avro route against the JSON route on the same records: the work per record, side by side.
 
-Run: .venv/bin/python bench/bench_formats.py [--records 20000] [--repeat 5] [--callgrind]
+Run: .venv/bin/python bench/bench_formats.py [--records 20000] [--repeat 5]
+     [--callgrind [--only native]]
 
 The records are the tick of ``tests/support/registryformats.py`` (nine fields: strings, a
 double, a float, a long, an int, an enum, a nullable string and two timestamps), the size
 varied per record, checked by its contract (``TICK_CONTRACT``). The JSON route's work is
 ``validate_payloads`` on the JSON bytes (timestamps as ISO 8601 text); the Avro route's is what
-the service does for it: ``RecordDecoder.decode_batch`` (confluent-kafka's AvroDeserializer, the
-schema cached after the first record, as the real client caches it) then the contract on the
-decoded records (``service.plan.decoded.validate_decoded``). The decode alone is a row too, and
-both routes' whole planning step (``RouteProcessor.plan`` of one batch: verdicts, null window,
-outputs), which is what the service does per batch between consuming and producing.
+the service does for it, both ways: *native* (the service's default: ``RecordDecoder`` with
+``NativeAvro``, each datum read by the native core into JSON text that the native verdict core
+judges) and *fastavro* (``SV_NATIVE=0``: confluent-kafka's AvroDeserializer path, the schema
+cached after the first record, as the real client caches it, then the contract's rules on the
+decoded dicts); ``service.plan.decoded.validate_decoded`` judges both. The decode alone is a row
+too, and each route's whole planning step (``RouteProcessor.plan`` of one batch: verdicts, null
+window, outputs), which is what the service does per batch between consuming and producing.
 
 Default: CPU seconds per record (``time.process_time``, best of ``--repeat``, the variants
 round-robin, so waiting for a core does not count). ``--callgrind``: instructions per record,
@@ -39,8 +42,10 @@ from stream_validator.codec import encode_json  # noqa: E402
 from stream_validator.config.model import RouteConfig, SchemaRegistryConfig  # noqa: E402
 from stream_validator.contracts.loader import load_contract  # noqa: E402
 from stream_validator.records import SourceRecord  # noqa: E402
+from stream_validator.registry.avronative import NativeAvro  # noqa: E402
 from stream_validator.registry.client import registry_client  # noqa: E402
 from stream_validator.registry.decoder import RecordDecoder  # noqa: E402
+from stream_validator.registry.outcome import Transcoded  # noqa: E402
 from stream_validator.service.plan.decoded import validate_decoded  # noqa: E402
 from stream_validator.service.plan.planner import RouteProcessor  # noqa: E402
 from stream_validator.verify import DataSchemaContractVerifier  # noqa: E402
@@ -64,8 +69,10 @@ def workloads(records: int) -> dict[str, Callable[[], Any]]:
     avro = [SourceRecord(TOPIC, 0, i, None, write(TOPIC, t)[0], [], 0) for i, t in enumerate(ticks)]
     values = [r.value for r in avro]
     decoder = RecordDecoder("avro", client)
+    native = RecordDecoder("avro", client, NativeAvro(lambda: contract, 1_048_576))
     verifier = DataSchemaContractVerifier(contract)
     decoder.decode_batch(avro[:1])  # the schema fetched and cached, as after a first batch
+    native.decode_batch(avro[:1])  # and compiled for the native core
 
     def json_route() -> Any:
         return verifier.validate_payloads(as_json)
@@ -76,11 +83,17 @@ def workloads(records: int) -> dict[str, Callable[[], Any]]:
     def avro_decode() -> Any:
         return decoder.decode_batch(avro)
 
+    def native_route() -> Any:
+        return validate_decoded(verifier, native.decode_batch(avro), values, None)
+
+    def native_decode() -> Any:
+        return native.decode_batch(avro)
+
     route = RouteConfig("ticks", "tick.yaml", contract, "clean", "dlq", (TOPIC,))
     json_records = [r._replace(value=v) for r, v in zip(avro, as_json, strict=True)]
     processors = [
         RouteProcessor(route, consumer_group="g", max_message_bytes=1_048_576, null_window=500)
-        for _ in range(2)
+        for _ in range(3)
     ]
     at = "2026-12-03T12:00:00+00:00"
 
@@ -90,16 +103,25 @@ def workloads(records: int) -> dict[str, Callable[[], Any]]:
     def avro_plan() -> Any:
         return processors[1].plan(avro, validated_at=at, decoded_values=decoder.decode_batch(avro))
 
+    def native_plan() -> Any:
+        return processors[2].plan(avro, validated_at=at, decoded_values=native.decode_batch(avro))
+
     report = avro_route()
     assert report.valid_count == records, report.quarantined_records[:1]
+    assert native_route().valid_count == records
+    assert all(type(r) is Transcoded for r in native_decode())  # not fastavro's
     assert json_route().valid_count == records
     assert sum(o.kind == "clean" for o in avro_plan().outputs) == records
+    assert sum(o.kind == "clean" for o in native_plan().outputs) == records
     return {
         "json route: verify": json_route,
-        "avro route: decode + verify": avro_route,
-        "avro decode only": avro_decode,
+        "avro route, native: decode + verify": native_route,
+        "avro route, fastavro: decode + verify": avro_route,
+        "avro decode only, native": native_decode,
+        "avro decode only, fastavro": avro_decode,
         "json route: plan the batch": json_plan,
-        "avro route: decode + plan the batch": avro_plan,
+        "avro route, native: decode + plan the batch": native_plan,
+        "avro route, fastavro: decode + plan the batch": avro_plan,
     }
 
 
@@ -141,11 +163,19 @@ def instructions(name: str, records: int) -> int:
         return int(found.group(1))
 
 
+def wanted(name: str, only: str | None) -> bool:
+    """A workload ``--only`` keeps (the JSON rows, the baselines, always)."""
+    return only is None or name.startswith("json") or any(p in name for p in only.split(","))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=20_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--callgrind", action="store_true")
+    parser.add_argument(
+        "--only", help="comma-separated parts of workload names: run only those (and the JSON rows)"
+    )
     parser.add_argument("--run", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.run:
@@ -156,6 +186,7 @@ def main() -> None:
         figures = {
             name: (instructions(name, 3 * n) - instructions(name, n)) / (2 * n)
             for name in workloads(10)
+            if wanted(name, args.only)
         }
         unit, shown = "instructions/record", {k: f"{v:,.0f}" for k, v in figures.items()}
     else:

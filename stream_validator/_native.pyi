@@ -78,3 +78,11 @@ class VerdictPlan:
         rows: StateRows | None = None,
         /,
     ) -> tuple[list[tuple[Any, ...]], list[int], list[int], int, list[tuple[int, str]]]: ...
+
+class AvroPlan:
+    """An Avro writer schema compiled for the native transcoder (built by registry.avronative)."""
+
+    def __init__(self, program: tuple[str, Any], /) -> None: ...
+    def transcode(
+        self, values: list[bytes | None], prefix: bytes, limit: int, /
+    ) -> tuple[list[bytes | None], list[int]]: ...

@@ -36,7 +36,9 @@ internal signals, each caught inside the verifier (``UnsupportedContract``,
 ``registry.wire.WireFormatError`` (a value without a schema id) and
 ``registry.protoc.ProtoCompileError`` (a registered ``.proto`` protoc refuses), which the
 registry decoder turns into an ``undecodable`` verdict and ``contract from-registry`` into
-exit 1 (a test holds this list to the code). The exit codes
+exit 1; and ``registry.avroplan.UnsupportedSchema`` (an Avro writer schema the native core
+does not read), caught where raised: fastavro reads that schema (a test holds this list to
+the code). The exit codes
 of each command are the IntEnums at the end.
 
 Bad *records* never raise: they become violations in a report. Exceptions are for

@@ -6,6 +6,7 @@
 
 use pyo3::prelude::*;
 
+mod avro;
 pub mod state;
 mod verdict;
 
@@ -21,6 +22,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<state::py::SymbolState>()?;
     m.add_class::<state::rows::StateRows>()?;
     m.add_class::<verdict::py::VerdictPlan>()?;
+    m.add_class::<avro::py::AvroPlan>()?;
     m.add_function(wrap_pyfunction!(verdict::py::native_enabled, m)?)?;
     Ok(())
 }

@@ -1,6 +1,7 @@
 """One route's values decoded through confluent-kafka's deserializers, into plain records.
 
-``RecordDecoder.decode_batch`` gives a ``Decoded`` record or an ``Undecodable`` reason per
+``RecordDecoder.decode_batch`` gives a ``Decoded`` record (or, for an Avro route read by the
+native core, ``avronative``, a ``Transcoded`` JSON text) or an ``Undecodable`` reason per
 value, and raises ``RegistryUnavailableError`` when the registry cannot answer (down, slow,
 a 5xx, refused credentials): a good record must never reach the DLQ because the registry was
 away, so the caller retries the whole batch. A registry that answers 404 for a schema id is
@@ -26,8 +27,10 @@ from confluent_kafka.serialization import MessageField, SerializationContext, Se
 from fastavro import schemaless_reader
 
 from stream_validator.config.model import RecordFormat, RouteConfig, SchemaRegistryConfig
+from stream_validator.contracts.model import SchemaContract
 from stream_validator.errors import ConfigError, RegistryUnavailableError
 from stream_validator.records import SourceRecord
+from stream_validator.registry.avronative import NativeAvro
 from stream_validator.registry.client import registry_client
 from stream_validator.registry.outcome import Decoded, DecodeResult, SchemaRef, Undecodable
 from stream_validator.registry.protobuf import DynamicProtobufDeserializer, message_record
@@ -58,6 +61,10 @@ class AvroWriterDeserializer:
     equal on the same values."""
 
     __slots__ = ("_inner", "_parsed")
+
+    def parsed(self, schema_id: int) -> Any:
+        """The parsed writer schema of ``schema_id`` once a value named it (else None)."""
+        return self._parsed.get((schema_id, None))
 
     def __init__(self, client: SchemaRegistryClient) -> None:
         self._inner = AvroDeserializer(client, conf=_READ_WRITER_SCHEMA)
@@ -99,15 +106,21 @@ def _deserializer(
 
 
 class RecordDecoder:
-    """Decodes the values of one route (``fmt``: avro, protobuf or json-schema)."""
+    """Decodes the values of one route (``fmt``: avro, protobuf or json-schema).
 
-    __slots__ = ("_client", "_decode", "_versions", "format")
+    ``native``: an Avro route's values read by the native core where it can
+    (``avronative``: ``Transcoded`` results), the rest by fastavro as without it."""
 
-    def __init__(self, fmt: RecordFormat, client: SchemaRegistryClient) -> None:
+    __slots__ = ("_client", "_decode", "_native", "_versions", "format")
+
+    def __init__(
+        self, fmt: RecordFormat, client: SchemaRegistryClient, native: NativeAvro | None = None
+    ) -> None:
         self.format = fmt
         self._client = client
         self._decode = _deserializer(fmt, client)
         self._versions: dict[tuple[int | str | None, str], SchemaRef] = {}
+        self._native = native if isinstance(self._decode, AvroWriterDeserializer) else None
 
     def close(self) -> None:
         """Close the registry client's HTTP session (shared by a route_decoders set: safe to
@@ -116,7 +129,12 @@ class RecordDecoder:
 
     def decode_batch(self, records: Sequence[SourceRecord]) -> list[DecodeResult | None]:
         """Each record's value decoded, in order. Raises RegistryUnavailableError."""
-        return [self.decode(record) for record in records]
+        native = self._native
+        if native is None:
+            return [self.decode(record) for record in records]
+        avro = self._decode
+        assert isinstance(avro, AvroWriterDeserializer)
+        return native.decode_batch(records, self.decode, avro.parsed, self._with_version)
 
     def decode(self, record: SourceRecord) -> DecodeResult | None:
         """One value decoded; None for a tombstone (judged as with JSON: not a mapping)."""
@@ -202,9 +220,14 @@ def route_decoders(
     routes: Sequence[RouteConfig],
     config: SchemaRegistryConfig,
     client: SchemaRegistryClient | None = None,
+    *,
+    native: bool = False,
+    contracts: Callable[[str], SchemaContract] | None = None,
 ) -> dict[str, RecordDecoder]:
     """A decoder per route with a registry format, sharing one client (and so its schema
-    cache): ``client``, else one built from ``config``. Empty when every route is JSON."""
+    cache): ``client``, else one built from ``config``. Empty when every route is JSON.
+    ``native``: Avro routes read by the native core where it can (``avronative``), judged
+    against ``contracts(route name)``, the route's contract now (default: as configured)."""
     wanted = [route for route in routes if route.format != "json"]
     if not wanted:
         return {}
@@ -212,4 +235,19 @@ def route_decoders(
         shared = client if client is not None else registry_client(config)
     except (ValueError, TypeError) as exc:  # confluent-kafka's word on the settings
         raise ConfigError(f"schema_registry: {exc}") from None
-    return {route.name: RecordDecoder(route.format, shared) for route in wanted}
+    return {
+        route.name: RecordDecoder(
+            route.format,
+            shared,
+            NativeAvro(_contract_of(route, contracts), route.max_payload_bytes) if native else None,
+        )
+        for route in wanted
+    }
+
+
+def _contract_of(
+    route: RouteConfig, contracts: Callable[[str], SchemaContract] | None
+) -> Callable[[], SchemaContract]:
+    if contracts is None:
+        return lambda: route.contract
+    return lambda: contracts(route.name)

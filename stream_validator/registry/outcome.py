@@ -36,6 +36,15 @@ class Decoded(NamedTuple):
     schema: SchemaRef
 
 
+class Transcoded(NamedTuple):
+    """An Avro value the native core read (``registry.avronative``): its datum as the JSON
+    text whose orjson reading is the record fastavro gives (timestamps as ISO 8601 text,
+    admitted only where the contract judges both alike: ``registry.avroplan``)."""
+
+    text: bytes
+    schema: SchemaRef
+
+
 class Undecodable(NamedTuple):
     """A value that cannot be decoded (no magic byte, unknown schema id, bytes that do not
     fit the schema): it goes to the DLQ as ``undecodable`` with ``reason``."""
@@ -44,7 +53,7 @@ class Undecodable(NamedTuple):
     schema: SchemaRef | None
 
 
-DecodeResult = Decoded | Undecodable
+DecodeResult = Decoded | Transcoded | Undecodable
 
 
 def judge_decoded(
@@ -58,4 +67,6 @@ def judge_decoded(
         return batch.add_rejected(None, tombstone())
     if isinstance(result, Decoded):
         return batch.add_record(result.record)
+    if isinstance(result, Transcoded):
+        return batch.add_payload(result.text)
     return batch.add_rejected(value, Violation(None, ViolationKind.UNDECODABLE, result.reason))

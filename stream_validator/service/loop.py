@@ -112,7 +112,14 @@ class StreamService:
         self._registry = RegistryWait(
             decoders
             if decoders is not None
-            else route_decoders(config.routes, config.schema_registry),
+            else route_decoders(
+                config.routes,
+                config.schema_registry,
+                # Avro read by the native core (SV_NATIVE=0: by fastavro), against the
+                # route's contract of the moment (a reload swaps the processor).
+                native=native_wanted(os.environ),
+                contracts=lambda name: self._processors[name].route.contract,
+            ),
             config,
             self.hooks,
             note_error=self._note_error,

@@ -12,8 +12,8 @@ from stream_validator.errors import StreamValidatorError
 
 #: What errors.py names as outside the tree: two internal ValueErrors (their callers turn them
 #: into ConfigError / ContractFileError), the verifier's internal signals, caught where raised,
-#: and the registry decoder's WireFormatError and ProtoCompileError (turned into an
-#: undecodable verdict).
+#: the registry decoder's WireFormatError and ProtoCompileError (turned into an undecodable
+#: verdict) and the Avro planner's UnsupportedSchema (caught where raised: fastavro reads it).
 _INTERNAL = {
     "YamlFileError",
     "PatternError",
@@ -24,6 +24,7 @@ _INTERNAL = {
     "_Skip",
     "WireFormatError",
     "ProtoCompileError",
+    "UnsupportedSchema",
 }
 
 

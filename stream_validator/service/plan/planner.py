@@ -207,9 +207,10 @@ class RouteProcessor:
             )
         else:
             values = list(map(_value, records))
-            report = validate_decoded(self.verifier, decoded_values, values, now)
+            if rows is not None:
+                rows.clear()
+            report = validate_decoded(self.verifier, decoded_values, values, now, rows)
             decoded = None  # the state reads the records' JSON (no fast-path Structs)
-            rows = None
             if self.state is not None:
                 fed = state_records(records, decoded_values)
         dlq_violations: dict[int, list[Violation]] = {
