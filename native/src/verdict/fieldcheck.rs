@@ -107,7 +107,7 @@ fn check_value<P: Patterns + ?Sized>(
         (Ty::Object | Ty::Array, _) => return Err(defer()), // Python words a container's
         (Ty::Str, Val::Str(s)) => return check_text(found, i, f, s, patterns),
         (Ty::Datetime, Val::Str(s)) => {
-            return match isotime::parse(s) {
+            return match isotime::parse_memo(s) {
                 isotime::Parsed::Moment { aware, .. } if aware || !f.require_tz => Ok(()),
                 isotime::Parsed::Unsure => Err(defer()),
                 _ => mismatch(found, i, f, &v).ok_or_else(defer),
@@ -169,7 +169,12 @@ fn check_text<P: Patterns + ?Sized>(
     s: &[u8],
     patterns: &P,
 ) -> Result<(), Outcome> {
-    let size = s.iter().filter(|&&c| (c & 0xC0) != 0x80).count(); // code points
+    // Code points, counted only when a length bound asks (a byte string has no fewer).
+    let size = if f.min_len.is_some() || f.max_len.is_some() {
+        s.iter().filter(|&&c| (c & 0xC0) != 0x80).count()
+    } else {
+        0
+    };
     let shown = || render::show(&Val::Str(s)).ok_or(Outcome::Defer);
     if let Some(min) = f.min_len {
         if size < min {
@@ -213,16 +218,24 @@ fn check_text<P: Patterns + ?Sized>(
     Ok(())
 }
 
+/// `done`: the fields the reader already found clean (`read_plain`).
 pub(super) fn check<P: Patterns + ?Sized>(
     plan: &Plan,
     vals: &[Option<Val<'_>>],
+    done: u64,
     windows: &[Window],
     patterns: &P,
     unknown: &[&[u8]],
 ) -> Outcome {
     let mut found = Found { violations: Vec::new(), failed: 0 };
     let mut nulls = 0u64;
-    for (i, f) in plan.fields.iter().enumerate() {
+    // The fields the reader did not settle, in order.
+    let all = if plan.fields.len() == 64 { u64::MAX } else { (1u64 << plan.fields.len()) - 1 };
+    let mut todo = all & !done;
+    while todo != 0 {
+        let i = todo.trailing_zeros() as usize;
+        todo &= todo - 1;
+        let f = &plan.fields[i];
         if plan.quick[i].clean(vals[i]) {
             continue;
         }
@@ -267,7 +280,7 @@ pub(super) fn check<P: Patterns + ?Sized>(
             if found.failed & (1 << i) != 0 {
                 continue;
             }
-            let isotime::Parsed::Moment { micros, .. } = isotime::parse(s) else {
+            let isotime::Parsed::Moment { micros, .. } = isotime::parse_memo(s) else {
                 return Outcome::Defer;
             };
             let (lo, hi) = windows[w];

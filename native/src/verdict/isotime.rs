@@ -46,11 +46,88 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// A datetime text read without the memo (the record path reads through `parse_memo`).
+#[cfg_attr(not(test), allow(dead_code))]
 pub fn parse(text: &[u8]) -> Parsed {
+    parse_with_minute(text).0
+}
+
+/// `parse`, and when the text is the plain form, the instant its minute starts.
+fn parse_with_minute(text: &[u8]) -> (Parsed, Option<i64>) {
     if text.len() < 4 || !text[..4].iter().all(u8::is_ascii_digit) {
-        return Parsed::NotIso;
+        return (Parsed::NotIso, None);
     }
-    parse_plain(text).unwrap_or(Parsed::Unsure)
+    match parse_plain(text) {
+        Some((parsed, minute_start)) => (parsed, Some(minute_start)),
+        None => (Parsed::Unsure, None),
+    }
+}
+
+/// What `parse_memo` remembers on its thread: the text it read last (address, length)
+/// and its parse; the first sixteen bytes (`YYYY-MM-DDTHH:MM`) of the last plain form it
+/// read in full, with the instant they start (a feed's times share them for a minute).
+#[derive(Clone, Copy)]
+struct Memo {
+    at: usize,
+    len: usize,
+    parsed: Parsed,
+    minute: [u64; 2],
+    minute_start: i64,
+}
+
+thread_local! {
+    static LAST: std::cell::Cell<Memo> = const {
+        std::cell::Cell::new(Memo { at: 0, len: 0, parsed: Parsed::NotIso, minute: [0; 2], minute_start: 0 })
+    };
+}
+
+/// Forget the text `parse_memo` read last: `judge` calls it before each record, so that
+/// part of the memo only ever answers for the bytes of the record being judged (alive and
+/// unchanged until then). The minute it keeps is keyed by content and needs no forgetting.
+pub(crate) fn forget() {
+    LAST.with(|last| {
+        let mut memo = last.get();
+        memo.at = 0;
+        last.set(memo);
+    });
+}
+
+/// `parse(text)` for `text` inside the payload being judged, read once per record: the
+/// field check, the skew window and the state feed ask for the same event time. Keyed by
+/// address and length, valid because `forget` runs before each payload is read. A text
+/// whose first sixteen bytes are the remembered minute's only has its seconds and what
+/// follows read (those bytes were checked when the minute was remembered).
+pub(crate) fn parse_memo(text: &[u8]) -> Parsed {
+    LAST.with(|last| {
+        let mut memo = last.get();
+        if memo.at == text.as_ptr() as usize && memo.len == text.len() && memo.at != 0 {
+            return memo.parsed;
+        }
+        let t = text;
+        let parsed = if t.len() >= 19
+            && memo.minute[0] != 0
+            && [word(t, 0), word(t, 8)] == memo.minute
+            && t[16] == b':'
+            && t[17].is_ascii_digit()
+            && t[18].is_ascii_digit()
+            && t[17] <= b'5'
+        {
+            let second = i64::from((t[17] - b'0') * 10 + (t[18] - b'0'));
+            rest(t, memo.minute_start + second).unwrap_or(Parsed::Unsure)
+        } else {
+            let (parsed, minute_start) = parse_with_minute(t);
+            if let Some(start) = minute_start {
+                memo.minute = [word(t, 0), word(t, 8)];
+                memo.minute_start = start;
+            }
+            parsed
+        };
+        memo.at = text.as_ptr() as usize;
+        memo.len = text.len();
+        memo.parsed = parsed;
+        last.set(memo);
+        parsed
+    })
 }
 
 /// Eight bytes of `t` from `at` (the caller checked the length).
@@ -116,7 +193,8 @@ fn head(t: &[u8]) -> Option<[u32; 6]> {
     ])
 }
 
-fn parse_plain(t: &[u8]) -> Option<Parsed> {
+/// The plain form, and the instant its `YYYY-MM-DDTHH:MM` starts (seconds, naive).
+fn parse_plain(t: &[u8]) -> Option<(Parsed, i64)> {
     let [year, month, day, hour, minute, second] = head(t)?;
     if year == 0 || !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
         return None;
@@ -124,6 +202,14 @@ fn parse_plain(t: &[u8]) -> Option<Parsed> {
     if hour > 23 || minute > 59 || second > 59 {
         return None;
     }
+    let days = days_from_civil(i64::from(year), i64::from(month), i64::from(day));
+    let minute_start = days * 86_400 + i64::from(hour * 3600 + minute * 60);
+    Some((rest(t, minute_start + i64::from(second))?, minute_start))
+}
+
+/// What follows `YYYY-MM-DDTHH:MM:SS` (the fraction, the offset), `seconds` being that head's.
+#[inline]
+fn rest(t: &[u8], seconds: i64) -> Option<Parsed> {
     let mut at = 19;
     let mut micros = 0i64;
     if t.len() >= 28 && t[19] == b'.' && !t[26].is_ascii_digit() && ok(word(t, 20), 0xFFFF_FFFF_FFFF) {
@@ -159,14 +245,54 @@ fn parse_plain(t: &[u8]) -> Option<Parsed> {
         }
         _ => return None,
     };
-    let days = days_from_civil(i64::from(year), i64::from(month), i64::from(day));
-    let seconds = days * 86_400 + i64::from(hour * 3600 + minute * 60 + second) - offset;
-    Some(Parsed::Moment { micros: seconds * 1_000_000 + micros, aware })
+    Some(Parsed::Moment { micros: (seconds - offset) * 1_000_000 + micros, aware })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_memo_answers_for_one_record_only() {
+        let mut buf = b"1970-01-01T00:00:01.000001Z".to_vec();
+        forget();
+        let first = parse_memo(&buf);
+        assert_eq!(first, parse(&buf));
+        assert_eq!(parse_memo(&buf), first);
+        assert_eq!(parse_memo(&buf[..19]), parse(&buf[..19])); // same address, shorter
+        // The same bytes rewritten in place (a new record at the same address).
+        buf[18] = b'2';
+        forget();
+        assert_eq!(parse_memo(&buf), parse(&buf));
+        assert_ne!(parse_memo(&buf), first);
+    }
+
+    #[test]
+    fn a_remembered_minute_reads_as_parse() {
+        let texts: [&[u8]; 12] = [
+            b"2026-11-30T14:05:07.123000+00:00",
+            b"2026-11-30T14:05:59.999999-01:30",
+            b"2026-11-30T14:05:60.000000+00:00",
+            b"2026-11-30T14:05:5a.000000+00:00",
+            b"2026-11-30T14:05-07.000000+00:00",
+            b"2026-11-30T14:05:07",
+            b"2026-11-30T14:05:07Z",
+            b"2026-11-30T14:05:07.12Z",
+            b"2026-11-30T14:05:07.123+24:00",
+            b"2026-11-30T14:05:",
+            b"2026-11-30T14:06:00Z",
+            b"2024-02-29T23:59:59.5Z",
+        ];
+        for t in texts.iter().chain(texts.iter().rev()) {
+            forget();
+            assert_eq!(parse_memo(t), parse(t), "{:?}", std::str::from_utf8(t));
+        }
+        // A minute that is not a date: never remembered, every text read in full.
+        for t in [&b"2024-02-30T00:00:00Z"[..], b"2024-02-30T00:00:01Z", b"2024-13-01T00:00:00Z"] {
+            forget();
+            assert_eq!(parse_memo(t), parse(t));
+        }
+    }
 
     #[test]
     fn the_plain_forms() {

@@ -163,16 +163,18 @@ pub fn judge<'a, P: Patterns + ?Sized>(
     unknown.clear();
     vals.clear();
     vals.resize(plan.width, None);
-    let mut nested_nulls = 0;
-    if !read_plain(plan, buf, vals, &mut nested_nulls) {
+    isotime::forget();
+    let (mut nested_nulls, mut done) = (0, 0);
+    if !read_plain(plan, buf, vals, &mut nested_nulls, &mut done) {
         vals.fill(None);
         nested_nulls = 0;
+        done = 0;
         if read_object(plan, buf, vals, unknown, &mut nested_nulls).is_err() {
             unknown.clear();
             return Outcome::Defer;
         }
     }
-    let mut out = check(plan, vals, windows, patterns, unknown);
+    let mut out = check(plan, vals, done, windows, patterns, unknown);
     if let Outcome::Valid { nulls, .. } = &mut out {
         *nulls |= nested_nulls;
     }

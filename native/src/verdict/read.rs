@@ -2,7 +2,8 @@
 //! compact) with its key literals compared eight bytes at a time, and the general object
 //! reader for any other spelling.
 
-use super::json::{Decline, Reader, Val};
+use super::fieldcheck::Quick;
+use super::json::{Decline, Read, Reader, Val, POW10};
 use super::{nested, Plan, MAX_KEY_BYTES, MAX_NAMED};
 
 /// `buf[at..]` starts with `lit`: eight bytes at a time.
@@ -31,9 +32,73 @@ fn starts(buf: &[u8], at: usize, lit: &[u8]) -> bool {
     part.iter().zip(lit).all(|(a, b)| a == b)
 }
 
+/// The digits from `i`, accumulated into `m` (wrapping: the caller bounds the count).
+#[inline(always)]
+fn digits(buf: &[u8], mut i: usize, m: &mut u64) -> usize {
+    while let Some(&c) = buf.get(i) {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        *m = m.wrapping_mul(10).wrapping_add(u64::from(d));
+        i += 1;
+    }
+    i
+}
+
+/// A number literal at `r.at`, read exactly as `Reader::number` reads it, and whether the
+/// field's `quick` range settles it: the short forms (an int of at most 18 digits, a
+/// decimal of at most 15 without an exponent) in one pass, anything else by `number`.
+#[inline(always)]
+fn number_checked<'a>(r: &mut Reader<'a>, quick: Quick) -> Read<(Val<'a>, bool)> {
+    let (buf, start) = (r.buf, r.at);
+    let negative = buf.get(start) == Some(&b'-');
+    let first = start + usize::from(negative);
+    let mut m = 0u64;
+    let mut i = digits(buf, first, &mut m);
+    let whole = i - first;
+    if whole == 0 || whole > 18 || (whole > 1 && buf[first] == b'0') {
+        return general(r, quick); // no digit (declined), a leading zero, or a long int
+    }
+    let v = match buf.get(i) {
+        Some(b'.') => {
+            let from = i + 1;
+            i = digits(buf, from, &mut m);
+            let fraction = i - from;
+            if fraction == 0 || whole + fraction > 15 || matches!(buf.get(i), Some(b'e' | b'E')) {
+                return general(r, quick);
+            }
+            // Clinger's fast path, as `number` takes it: both operands exact, one rounding.
+            let x = m as f64 / POW10[fraction];
+            Val::Float(if negative { -x } else { x })
+        }
+        Some(b'e' | b'E') => return general(r, quick),
+        _ => {
+            let n = m as i64; // at most 18 digits: exact
+            Val::Int(if negative { -n } else { n })
+        }
+    };
+    r.at = i;
+    Ok((v, quick.clean(Some(v))))
+}
+
+#[cold]
+fn general<'a>(r: &mut Reader<'a>, quick: Quick) -> Read<(Val<'a>, bool)> {
+    let v = r.number()?;
+    Ok((v, quick.clean(Some(v))))
+}
+
 /// The common form: every declared key once, in order, compact, scalar values. False
 /// (with `vals` partly filled) when the payload is not in it: the general reader then runs.
-pub(super) fn read_plain<'a>(plan: &Plan, buf: &'a [u8], vals: &mut [Option<Val<'a>>], nulls: &mut u64) -> bool {
+/// A number is checked as it is read: `done` gets the bit of each field its `Quick` range
+/// settled, which `check` then skips.
+pub(super) fn read_plain<'a>(
+    plan: &Plan,
+    buf: &'a [u8],
+    vals: &mut [Option<Val<'a>>],
+    nulls: &mut u64,
+    done: &mut u64,
+) -> bool {
     if plan.fields.is_empty() {
         return false; // `{}`: the general reader
     }
@@ -45,7 +110,13 @@ pub(super) fn read_plain<'a>(plan: &Plan, buf: &'a [u8], vals: &mut [Option<Val<
         r.at += lit.len();
         let value = match r.peek() {
             Some(b'"') => r.string().map(Val::Str),
-            Some(b'-' | b'0'..=b'9') => r.number(),
+            Some(b'-' | b'0'..=b'9') => match number_checked(&mut r, plan.quick[i]) {
+                Ok((v, clean)) => {
+                    *done |= u64::from(clean) << i;
+                    Ok(v)
+                }
+                Err(e) => Err(e),
+            },
             Some(b'n' | b't' | b'f') => r.value(0),
             Some(b'{' | b'[') => match &plan.fields[i].nest {
                 Some(node) => nested::walk(node, &mut r, 0, vals, nulls),

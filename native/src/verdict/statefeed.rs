@@ -37,7 +37,7 @@ pub fn feed(rows: &mut ScanRows, vals: &[Option<Val<'_>>], settled: bool) {
     let time = match value(fields.time) {
         Some(Val::Int(n)) => Some(EventTime::Seconds(n as f64)),
         Some(Val::Float(x)) => Some(EventTime::Seconds(x)),
-        Some(Val::Str(text)) => match isotime::parse(text) {
+        Some(Val::Str(text)) => match isotime::parse_memo(text) {
             isotime::Parsed::Moment { micros, .. } => Some(EventTime::Micros(micros)),
             isotime::Parsed::NotIso => None,
             isotime::Parsed::Unsure => {

@@ -190,3 +190,81 @@ def test_core_error_falls_back_to_the_rules(caplog: pytest.LogCaptureFixture) ->
     finally:
         rust.plan = plan
     assert [r.levelname for r in caplog.records] == ["ERROR"]
+
+
+# The plain-form reader checks a number against its field's range as it reads it, and the
+# event time's minute is remembered from record to record: their edges, field by field.
+PLAIN_NUMBERS = [
+    *EDGE_NUMBERS,
+    "1",
+    "-1",
+    "-0",
+    "00",
+    "01",
+    "0.000000001",
+    "0.0000000009999999999",
+    "0.000000000999999999",
+    "10000000",
+    "10000000.0",
+    "10000000.000000001",
+    "10000000.00000001",
+    "9999999.999999999",
+    "9999999.99999999",
+    "1000000000",
+    "1000000001",
+    "999999999.5",
+    "123456789012345678",
+    "-123456789012345678",
+    "1234567890123456789",
+    "9007199254740992",
+    "9007199254740993.0",
+    "101.25e0",
+    "101.25E+1",
+    "1E-9",
+    "0.1234567890123456789",
+    "101.",
+    "-",
+    "1.5.",
+]
+MINUTE_TIMES = [
+    "2026-11-30T14:05:07.123000+00:00",
+    "2026-11-30T14:05:59.999999-01:30",
+    "2026-11-30T14:05:60.000000+00:00",
+    "2026-11-30T14:05:5a.000000+00:00",
+    "2026-11-30T14:05-07.000000+00:00",
+    "2026-11-30T14:05:07",
+    "2026-11-30T14:05:07Z",
+    "2026-11-30T14:05:07.12Z",
+    "2026-11-30T14:05:07.123+24:00",
+    "2026-11-30T14:05:",
+    "2026-11-30T14:05:07 ",
+    "2026-11-30T14:06:00Z",
+    "2024-02-30T14:05:07Z",
+    "2024-02-29T23:59:59.5Z",
+]
+
+
+def plain_tick(**values: str) -> bytes:
+    return (
+        "{" + ",".join(f'"{k}":{values.get(k, v)}' for k, v in TICK_GOOD.items()) + "}"
+    ).encode()
+
+
+@pytest.mark.parametrize("name", ["seq", "price", "size", "bid", "ask", "bid_sz"])
+def test_numbers_read_and_checked_in_one_pass_agree(name: str) -> None:
+    """Every edge number in the compact form for each numeric tick field (ranges of float
+    and int fields, ints past 2**53 and 2**63, exponents, -0, long fractions, bad forms)."""
+    native, reference = TICK_PAIR
+    batch: list[bytes | None] = [plain_tick(**{name: n}) for n in PLAIN_NUMBERS]
+    expected = summary(reference.validate_payloads(batch))  # type: ignore[attr-defined]
+    assert summary(native.validate_payloads(batch)) == expected  # type: ignore[attr-defined]
+
+
+def test_times_sharing_a_minute_agree() -> None:
+    """Event times read after one of the same minute (valid and odd seconds, offsets,
+    fractions, a day that does not exist), in order and reversed, one chunk."""
+    native, reference = TICK_PAIR
+    times = [*MINUTE_TIMES, *reversed(MINUTE_TIMES), *MINUTE_TIMES[::2]]
+    batch: list[bytes | None] = [plain_tick(event_ts=json.dumps(t)) for t in times]
+    expected = summary(reference.validate_payloads(batch))  # type: ignore[attr-defined]
+    assert summary(native.validate_payloads(batch)) == expected  # type: ignore[attr-defined]

@@ -331,3 +331,29 @@ def test_route_state_summaries_match_the_python_path(batches: list[list[bytes]])
             summary = state.apply(records, report, dlq, added, None, state.rows)
             results.append((summary, dlq, added))
         assert results[0] == results[1]
+
+
+def test_times_read_once_and_sharing_a_minute_give_the_reference_events() -> None:
+    """The event time is read once per record for its check and the state feed, and a
+    minute is remembered between records: regressions within a minute, odd seconds and
+    offsets, the same text in another field of the record, compared with the reference."""
+    seconds = ["10", "09.4", "09.6", "59.999999", "60", "5a", "00", "10.500", "09"]
+    texts = [f"2026-12-01T10:00:{s}Z" for s in seconds]
+    texts += ["2026-12-01T11:00:09+01:00", "2026-12-01T10:00:08", "2026-12-01T10:01:00Z"]
+    batch = [
+        orjson.dumps(
+            {
+                "symbol": "AAPL",
+                "seq": n,
+                "ts": t,
+                "tstext": t,
+                "epoch": 1.0,
+                "price": 1.0,
+                "bid": None,
+                "size": 1,
+            }
+        )
+        for n, t in enumerate(texts + texts[::-1])
+    ]
+    c = contract("datetime")
+    assert scanned(c, [batch, batch[:5]]) == reference(c, [batch, batch[:5]])
