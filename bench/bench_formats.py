@@ -26,14 +26,14 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import re
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import callgrind
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -150,17 +150,8 @@ def measured(name: str, records: int) -> None:
 
 
 def instructions(name: str, records: int) -> int:
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "cg.out"
-        command = [
-            "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-            "--zero-before=getppid", "--dump-before=getpgrp",
-            sys.executable, __file__, "--run", name, "--records", str(records),
-        ]  # fmt: skip
-        subprocess.run(command, capture_output=True, text=True, check=True)
-        found = re.search(r"^summary: (\d+)", Path(f"{out}.1").read_text(), re.M)
-        assert found is not None
-        return int(found.group(1))
+    command = [sys.executable, __file__, "--run", name, "--records", str(records)]
+    return callgrind.instructions(command, marked=True)
 
 
 def wanted(name: str, only: str | None) -> bool:

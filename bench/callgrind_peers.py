@@ -20,19 +20,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
+import callgrind
 from harness import HERE, create_topics, fill, topic_safe
 
 
-def instructions(
-    peer: str, bootstrap: str, source: str, records: int, tree: Path | None, out: Path
-) -> int:
+def instructions(peer: str, bootstrap: str, source: str, records: int, tree: Path | None) -> int:
     """Run one peer under callgrind over ``records`` records; its total instructions."""
     suffix = f"{topic_safe(peer)}-{records}-{time.time_ns()}"
     clean, dlq, group = f"cg-clean-{suffix}", f"cg-dlq-{suffix}", f"cg-{suffix}"
@@ -43,24 +39,8 @@ def instructions(
         env["PYTHONPATH"] = str(tree)
         script = tree / "bench" / "peers.py"
     env.pop("BENCH_CPU_MARK", None)
-    command = [
-        "valgrind",
-        "--tool=callgrind",
-        f"--callgrind-out-file={out}",
-        sys.executable,
-        str(script),
-        peer,
-        bootstrap,
-        source,
-        clean,
-        dlq,
-        group,
-        str(records),
-    ]
-    subprocess.run(command, capture_output=True, text=True, check=True, env=env)
-    found = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.M)
-    assert found is not None, f"no summary in {out}"
-    return int(found.group(1))
+    command = [sys.executable, str(script), peer, bootstrap, source, clean, dlq, group]
+    return callgrind.instructions([*command, str(records)], env=env)
 
 
 def main() -> None:
@@ -81,15 +61,11 @@ def main() -> None:
     runs: list[tuple[str, Path | None]] = [(p, None) for p in args.peers.split(",")]
     runs += [("service", tree.resolve()) for tree in args.tree]
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for peer, tree in runs:
-            name = peer if tree is None else f"{peer} from {tree}"
-            print(f"==> {name}", file=sys.stderr, flush=True)
-            counts = [
-                instructions(peer, bootstrap, source, n, tree, Path(tmp) / f"cg.{i}.{n}")
-                for i, n in enumerate((small, large))
-            ]
-            rows.append((name, (counts[1] - counts[0]) / (large - small)))
+    for peer, tree in runs:
+        name = peer if tree is None else f"{peer} from {tree}"
+        print(f"==> {name}", file=sys.stderr, flush=True)
+        counts = [instructions(peer, bootstrap, source, n, tree) for n in (small, large)]
+        rows.append((name, (counts[1] - counts[0]) / (large - small)))
     base = next((ir for name, ir in rows if name == "passthrough"), None)
     print(f"\nIr per record, ({large:,} - {small:,} records), every thread counted\n")
     print("| peer | Ir per record | vs pass-through |")

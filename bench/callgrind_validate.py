@@ -26,12 +26,10 @@ to orjson.loads (the issue's targets: >= 3.0x at 1 % bad, >= 1.5x at 10 % bad).
 from __future__ import annotations
 
 import argparse
-import os
-import re
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+import callgrind
 
 SMALL, LARGE = 10_000, 30_000
 VARIANTS = ("orjson", "native", "python", "cli")
@@ -76,28 +74,9 @@ def child(workload: str, variant: str, bad: float, n: int) -> None:
 
 
 def instructions(workload: str, variant: str, bad: float, n: int) -> int:
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "callgrind.out")
-        subprocess.run(
-            [
-                "valgrind",
-                "--tool=callgrind",
-                f"--callgrind-out-file={out}",
-                sys.executable,
-                __file__,
-                "--child",
-                workload,
-                variant,
-                str(bad),
-                str(n),
-            ],
-            check=True,
-            capture_output=True,
-        )
-        text = Path(out).read_text()
-    match = re.search(r"^(?:summary|totals): (\d+)", text, re.MULTILINE)
-    assert match, "no totals in callgrind output"
-    return int(match.group(1))
+    return callgrind.instructions(
+        [sys.executable, __file__, "--child", workload, variant, str(bad), str(n)]
+    )
 
 
 def main() -> None:

@@ -24,12 +24,12 @@ import argparse
 import gc
 import os
 import pickle
-import re
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import callgrind
 
 HERE = Path(__file__).resolve().parent
 TICK = HERE.parent / "config" / "contracts" / "tick.yaml"
@@ -57,25 +57,11 @@ def measured_run(pickled: Path, contract: Path, records: int, pad: int) -> None:
     del keep
 
 
-def instructions(tree: Path | None, args: list[str], out: Path) -> int:
+def instructions(tree: Path | None, args: list[str]) -> int:
     env = dict(os.environ)
     if tree is not None:
         env["PYTHONPATH"] = str(tree)
-    command = [
-        "valgrind",
-        "--tool=callgrind",
-        f"--callgrind-out-file={out}",
-        "--zero-before=getppid",
-        "--dump-before=getpgrp",
-        sys.executable,
-        __file__,
-        "--run",
-        *args,
-    ]
-    subprocess.run(command, capture_output=True, text=True, check=True, env=env)
-    found = re.search(r"^summary: (\d+)", out.with_name(out.name + ".1").read_text(), re.M)
-    assert found is not None, f"no summary in {out}.1"
-    return int(found.group(1))
+    return callgrind.instructions([sys.executable, __file__, "--run", *args], env=env, marked=True)
 
 
 def main() -> None:
@@ -112,7 +98,6 @@ def main() -> None:
                             f"--records={n}",
                             f"--pad={pad}",
                         ],
-                        Path(tmp) / f"cg.{fraction}.{n}.{pad}",
                     )
                     for n in SIZES
                 ]
