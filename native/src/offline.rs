@@ -69,6 +69,30 @@ impl ScannedLines {
         self.lines.get(at).copied().ok_or_else(|| PyIndexError::new_err("no such record"))
     }
 
+    /// The records but those at `left_out` (ascending) as slices of the block, each
+    /// `(start, end)` a run of whole lines with their `\n`: adjacent lines merged, so the
+    /// valid lines are written without a copy. None when a kept line is not followed by
+    /// exactly one `\n` there (a CRLF line, the unended last line): `join` then.
+    fn runs(&self, py: Python<'_>, left_out: Vec<usize>) -> Option<Vec<(usize, usize)>> {
+        let data = self.data.as_bytes(py);
+        let mut skip = left_out.into_iter().peekable();
+        let mut out: Vec<(usize, usize)> = Vec::new();
+        for (i, &(from, to)) in self.spans.iter().enumerate() {
+            while skip.next_if(|&s| s < i).is_some() {}
+            if skip.next_if_eq(&i).is_some() {
+                continue;
+            }
+            if data.get(to) != Some(&b'\n') {
+                return None;
+            }
+            match out.last_mut() {
+                Some(run) if run.1 == from => run.1 = to + 1,
+                _ => out.push((from, to + 1)),
+            }
+        }
+        Some(out)
+    }
+
     /// The records but those at `left_out` (ascending), each followed by `\n`.
     fn join<'py>(&self, py: Python<'py>, left_out: Vec<usize>) -> PyResult<Bound<'py, PyBytes>> {
         let data = self.data.as_bytes(py);

@@ -54,7 +54,8 @@ def judge_in_place(
     rows = state.rows if state is not None else None
     for block in spans(source, verifier.max_payload_bytes):
         before = number
-        at = 0
+        at = block.start
+        view = memoryview(block.data)
         while at < block.end:
             take = batch_size - in_batch if batch_size else block.end + 1
             if rows is not None:
@@ -65,12 +66,12 @@ def judge_in_place(
                 at,
                 block.end,
                 tail=block.tail,
-                cut_first=at == 0 and block.cut is not None,
+                cut_first=at == block.start and block.cut is not None,
                 take=take,
                 state_rows=rows,
             )
             records, quarantined = added.records, added.quarantined
-            cut = block.cut if at == 0 else None
+            cut = block.cut if at == block.start else None
             at = added.after
             line_one = number + 1  # the number of the call's first line
             number += added.lines
@@ -84,7 +85,13 @@ def judge_in_place(
             if state is not None:
                 state.feed_scanned(records, quarantined)
             if valid_out is not None and len(quarantined) < len(records):
-                valid_out.write(records.join(sorted(quarantined)))
+                left_out = sorted(quarantined)
+                runs = records.runs(left_out)
+                if runs is None:  # CRLF or an unended line: the lines copied with their \n
+                    valid_out.write(records.join(left_out))
+                else:  # slices of the block itself
+                    for run_start, run_end in runs:
+                        valid_out.write(view[run_start:run_end])
             if dlq_out is not None:
                 for position, q in quarantined.items():
                     line = records.line(position)

@@ -53,11 +53,12 @@ def blocks(stream: IO[bytes], limit: int) -> Iterator[tuple[list[bytes], int | N
 
 
 class Block(NamedTuple):
-    """Whole lines of the input: ``data[:end]``, each ended by ``\\n`` (with ``tail``, all of
-    ``data`` is the input's unended last line); ``cut``: the true length of the first line
-    when it was cut to ``limit + 1`` bytes (kept so in ``data``), else None."""
+    """Whole lines of the input: ``data[start:end]``, each ended by ``\\n`` (with ``tail``,
+    all of ``data`` is the input's unended last line); ``cut``: the true length of the first
+    line when it was cut to ``limit + 1`` bytes (kept so in ``data``), else None."""
 
     data: bytes
+    start: int
     end: int
     cut: int | None
     tail: bool
@@ -73,7 +74,7 @@ def spans(stream: IO[bytes], limit: int) -> Iterator[Block]:
         data = stream.read(BLOCK_BYTES)
         if not data:
             if length:
-                yield Block(rest, len(rest), length if length > len(rest) else None, True)
+                yield Block(rest, 0, len(rest), length if length > len(rest) else None, True)
             return
         last = data.rfind(b"\n")
         if last < 0:  # the line goes on
@@ -81,9 +82,13 @@ def spans(stream: IO[bytes], limit: int) -> Iterator[Block]:
             if len(rest) <= limit:
                 rest += data[: limit + 1 - len(rest)]
             continue
-        cut = length + data.index(b"\n") if length > len(rest) else None
-        head = rest + data if rest else data
-        yield Block(head, len(rest) + last + 1, cut, False)
+        first = data.index(b"\n")
+        cut = length + first if length > len(rest) else None
+        if rest:  # the line begun in the blocks before, alone: the block is not copied
+            yield Block(rest + data[: first + 1], 0, len(rest) + first + 1, cut, False)
+            yield Block(data, first + 1, last + 1, None, False)
+        else:
+            yield Block(data, 0, last + 1, cut, False)
         rest = data[last + 1 : last + 2 + limit]
         length = len(data) - last - 1
 

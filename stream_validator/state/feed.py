@@ -175,7 +175,7 @@ class StateFeed:
         those at ``unfed`` (ascending), all on ``partition``, with no list per record: the
         file path's feed. ``distrust`` by record position. The events, record by record
         (records that raised none left out). Only for a tracker with ``observe_rows``."""
-        masks = {at: _mask(parts) for at, parts in distrust.items()}
+        masks = sorted((at, _mask(parts)) for at, parts in distrust.items())
 
         def read(position: int) -> _Read | None:
             return self._read(values[position], distrust.get(position, TRUSTED))

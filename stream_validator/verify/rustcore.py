@@ -238,10 +238,14 @@ def add_lines(
     take: int,
     state_rows: _native.StateRows | None = None,
 ) -> LinesAdded:
-    """Judge the JSON lines of ``data[start:end]`` in place, at most ``take`` records (see
-    ``_native.scan_lines`` for how lines are read), into ``batch`` (``lines_supported``)."""
+    """Judge the JSON lines of ``data[start:end]`` in place, at most ``take`` records and
+    at most a chunk (see ``_native.scan_lines`` for how lines are read), into ``batch``
+    (``lines_supported``)."""
     rust = batch._rust
     assert rust is not None and not batch._keep
+    # A chunk at a time, as add_payloads: a pattern value first seen in a chunk defers its
+    # records to Python until learnt after it, so chunks bound what one new value costs.
+    take = min(take, rust.chunk)
     after, lines, blanks, records, scanned = _native.scan_lines(
         rust.plan,
         data,

@@ -482,7 +482,7 @@ impl SymbolState {
         partition: &Bound<'py, PyAny>,
         rows: &Bound<'py, super::rows::StateRows>,
         unfed: Vec<usize>,
-        distrust: &Bound<'py, PyDict>,
+        distrust: Vec<(usize, u8)>,
         read: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
         self.feed_rows(py, partition, rows, unfed, distrust, read)

@@ -273,8 +273,8 @@ impl SymbolState {
     }
 
     /// `SymbolState.observe_rows` (py.rs): every row of `rows` in order, on one partition,
-    /// but those at `unfed` (ascending); `distrust`: by row, the parts not fed (as
-    /// `scanned`); `read(at)`: Python's reading of an absent row's record. The events of
+    /// but those at `unfed` (ascending); `distrust`: (row, the parts not fed, as `scanned`)
+    /// by ascending row; `read(at)`: Python's reading of an absent row's record. The events of
     /// the records that raised any, as one list of `SymbolEvent` tuples.
     pub(super) fn feed_rows<'py>(
         &mut self,
@@ -282,25 +282,23 @@ impl SymbolState {
         partition: &Bound<'py, PyAny>,
         rows: &Bound<'py, StateRows>,
         unfed: Vec<usize>,
-        distrust: &Bound<'py, PyDict>,
+        distrust: Vec<(usize, u8)>,
         read: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
         let part = self.part_id(partition)?;
         let held = rows.borrow();
         let scan = &held.rows;
         let out = PyList::empty(py);
-        let masks = !distrust.is_empty();
         let mut skip = unfed.into_iter().peekable();
+        let mut masks = distrust.into_iter().peekable();
         self.events.clear();
         for at in 0..scan.len() {
             while skip.next_if(|&s| s < at).is_some() {}
             if skip.next_if_eq(&at).is_some() {
                 continue;
             }
-            let mask = match masks.then(|| distrust.get_item(at)).transpose()?.flatten() {
-                Some(mask) => mask.extract::<u8>()?,
-                None => 0,
-            };
+            while masks.next_if(|&(s, _)| s < at).is_some() {}
+            let mask = masks.next_if(|&(s, _)| s == at).map_or(0, |(_, mask)| mask);
             self.observe_row(part, scan, at, mask, || read.call1((at,)))?;
             if !self.events.is_empty() {
                 out.append(self.take_events(py)?)?;
