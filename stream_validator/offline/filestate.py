@@ -81,7 +81,9 @@ class FileState:
             position: distrusted(self._spec, q.violations) for position, q in quarantined.items()
         }
         unfed = sorted(position for position, part in parts.items() if "key" in part)
-        distrust = {position: part for position, part in parts.items() if part and "key" not in part}
+        distrust = {
+            position: part for position, part in parts.items() if part and "key" not in part
+        }
         for events in self._feed.observe_rows(0, records, self.rows, unfed, distrust):
             self.tally.add(events)
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
 
 from stream_validator import _native
 from stream_validator.contracts.model import SchemaContract
@@ -260,7 +260,8 @@ def add_lines(
     )
     base = batch._total
     batch._total += len(records)
-    quarantined = _settle(batch, rust, base, records, scanned)
+    # Indexed like the payloads list; never sliced, as the batch keeps no records.
+    quarantined = _settle(batch, rust, base, cast(Sequence[Any], records), scanned)
     return LinesAdded(after, lines, blanks, records, {q.index - base: q for q in quarantined})
 
 
@@ -273,5 +274,5 @@ class LinesAdded(NamedTuple):
     after: int
     lines: int
     blanks: int
-    records: Any
+    records: _native.ScannedLines
     quarantined: dict[int, QuarantinedRecord]

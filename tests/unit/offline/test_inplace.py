@@ -15,7 +15,6 @@ from stream_validator import DataSchemaContractVerifier, load_contract
 from stream_validator.offline import lines as input_lines
 from stream_validator.offline import runner
 from stream_validator.offline.filestate import FileState
-from stream_validator.offline.summary import FileSummary
 from tests.support.ticks import tick
 
 REPO = Path(__file__).resolve().parents[3]
@@ -159,4 +158,3 @@ def test_any_mix_of_lines_reads_the_same(
     if unended and picks:
         data = data[: -len(picks[-1][1])]
     same(data, block=block, batch_size=batch_size)
-
