@@ -187,3 +187,28 @@ pub fn scan_lines<'py>(
     let scanned = ScannedLines { data: data.clone().unbind(), spans, lines: numbers };
     Ok((at, lines, blanks, scanned, judged))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{blank, newline};
+
+    #[test]
+    fn the_first_newline_is_found_wherever_it_lies() {
+        assert_eq!(newline(b""), None);
+        assert_eq!(newline(b"{\"a\":1}"), None);
+        assert_eq!(newline(b"\n"), Some(0));
+        assert_eq!(newline(b"ab\ncd\n"), Some(2));
+        let long = [b"x".repeat(1000), b"\n".to_vec()].concat();
+        assert_eq!(newline(&long), Some(1000));
+    }
+
+    #[test]
+    fn blank_is_python_isspace_or_empty() {
+        for line in [&b""[..], b" ", b"\t\x0b\x0c\r", b"  \n"] {
+            assert!(blank(line), "{line:?}");
+        }
+        for line in [&b"{}"[..], b" {}", b"\x00", b"\xa0", b"\x1c"] {
+            assert!(!blank(line), "{line:?}");
+        }
+    }
+}
