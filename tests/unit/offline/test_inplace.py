@@ -61,7 +61,6 @@ def run(data: bytes, *, reference: bool, block: int, batch_size: int) -> tuple[o
     patch = pytest.MonkeyPatch()
     with patch.context() as m:
         m.setattr(input_lines, "BLOCK_BYTES", block)
-        m.setattr(runner, "PROGRESS_EVERY", 3)
         if reference:
             m.setattr(runner, "in_place", lambda *_: False)
         summary = runner.validate_jsonl(
