@@ -52,6 +52,14 @@ class SymbolState:
         distrust: Mapping[int, int],
         read: Callable[[int], tuple[Any, ...] | None],
     ) -> list[tuple[int, tuple[SymbolEvent, ...]]]: ...
+    def observe_rows(
+        self,
+        partition: Hashable,
+        rows: StateRows,
+        unfed: list[int],
+        distrust: list[tuple[int, int]],
+        read: Callable[[int], tuple[Any, ...] | None],
+    ) -> list[tuple[SymbolEvent, ...]]: ...
     def drop(self, partition: Hashable) -> int: ...
 
 class StateRows:
@@ -78,6 +86,35 @@ class VerdictPlan:
         rows: StateRows | None = None,
         /,
     ) -> tuple[list[tuple[Any, ...]], list[int], list[int], int, list[tuple[int, str]]]: ...
+
+class ScannedLines:
+    """The records of one ``scan_lines`` call, as spans of its block (offline.rs)."""
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, at: int, /) -> bytes: ...
+    def line(self, at: int, /) -> int: ...
+    def runs(self, left_out: list[int], /) -> list[tuple[int, int]] | None: ...
+    def join(self, left_out: list[int], /) -> bytes: ...
+
+def scan_lines(
+    plan: VerdictPlan,
+    data: bytes,
+    start: int,
+    end: int,
+    tail: bool,
+    cut_first: bool,
+    take: int,
+    windows: list[tuple[int | None, int | None]],
+    max_bytes: int,
+    rows: StateRows | None = None,
+    /,
+) -> tuple[
+    int,
+    int,
+    int,
+    ScannedLines,
+    tuple[list[tuple[Any, ...]], list[int], list[int], int, list[tuple[int, str]]],
+]: ...
 
 class AvroPlan:
     """An Avro writer schema compiled for the native transcoder (built by registry.avronative)."""

@@ -74,6 +74,19 @@ class FileState:
         for _, events in found:
             self.tally.add(events)
 
+    def feed_scanned(self, records: Any, quarantined: dict[int, QuarantinedRecord]) -> None:
+        """Fold in the records of one ``add_lines`` call (``records``: its ``ScannedLines``,
+        whose rows ``self.rows`` holds): as ``feed``, without a list per record."""
+        parts = {
+            position: distrusted(self._spec, q.violations) for position, q in quarantined.items()
+        }
+        unfed = sorted(position for position, part in parts.items() if "key" in part)
+        distrust = {
+            position: part for position, part in parts.items() if part and "key" not in part
+        }
+        for events in self._feed.observe_rows(0, records, self.rows, unfed, distrust):
+            self.tally.add(events)
+
     def summary(self) -> dict[str, Any]:
         """JSON-ready, for the file summary."""
         return {

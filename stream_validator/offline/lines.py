@@ -1,11 +1,12 @@
-"""The input's lines: read in blocks of about ``BLOCK_BYTES``, and left out by position."""
+"""The input's lines: read in blocks of about ``BLOCK_BYTES`` (as lists of lines, or as
+spans of the block for the native core to split), and left out by position."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import IO, Final, TypeVar
+from typing import IO, Final, NamedTuple, TypeVar
 
-__all__ = ["BLOCK_BYTES", "blocks", "without"]
+__all__ = ["BLOCK_BYTES", "Block", "blocks", "spans", "without"]
 
 #: Read size: big enough that per-block costs vanish, small enough for flat memory.
 BLOCK_BYTES: Final = 1 << 20
@@ -49,6 +50,47 @@ def blocks(stream: IO[bytes], limit: int) -> Iterator[tuple[list[bytes], int | N
         if b"\r" in data:
             lines = [line.rstrip(b"\r") for line in lines]
         yield lines, cut
+
+
+class Block(NamedTuple):
+    """Whole lines of the input: ``data[start:end]``, each ended by ``\\n`` (with ``tail``,
+    all of ``data`` is the input's unended last line); ``cut``: the true length of the first
+    line when it was cut to ``limit + 1`` bytes (kept so in ``data``), else None."""
+
+    data: bytes
+    start: int
+    end: int
+    cut: int | None
+    tail: bool
+
+
+def spans(stream: IO[bytes], limit: int) -> Iterator[Block]:
+    """The input in blocks of about BLOCK_BYTES, unsplit: the same lines as ``blocks``
+    (lines ``blocks`` yields from a block are those of the ``Block``, read by
+    ``_native.scan_lines``), a line running over several blocks kept to ``limit + 1`` bytes."""
+    rest = b""  # as in ``blocks``
+    length = 0
+    while True:
+        data = stream.read(BLOCK_BYTES)
+        if not data:
+            if length:
+                yield Block(rest, 0, len(rest), length if length > len(rest) else None, True)
+            return
+        last = data.rfind(b"\n")
+        if last < 0:  # the line goes on
+            length += len(data)
+            if len(rest) <= limit:
+                rest += data[: limit + 1 - len(rest)]
+            continue
+        first = data.index(b"\n")
+        cut = length + first if length > len(rest) else None
+        if rest:  # the line begun in the blocks before, alone: the block is not copied
+            yield Block(rest + data[: first + 1], 0, len(rest) + first + 1, cut, False)
+            yield Block(data, first + 1, last + 1, None, False)
+        else:
+            yield Block(data, 0, last + 1, cut, False)
+        rest = data[last + 1 : last + 2 + limit]
+        length = len(data) - last - 1
 
 
 def without(items: list[T], positions: list[int]) -> list[T]:

@@ -2,7 +2,9 @@
 
 ``validate_jsonl`` streams the lines through the verifier in batches, writes the valid
 lines and the DLQ lines (``dlq.jsonlines``) as they are judged, and folds each batch's
-report into a ``FileSummary``: memory stays flat however long the input.
+report into a ``FileSummary``: memory stays flat however long the input. When the native
+core judges the contract, the blocks of the input are judged in place (``inplace``);
+else line by line here, the reference both give the same outputs as.
 """
 
 from __future__ import annotations
@@ -14,14 +16,13 @@ from typing import IO, Any
 
 from stream_validator.dlq.jsonlines import dlq_line
 from stream_validator.offline.filestate import FileState
+from stream_validator.offline.inplace import PROGRESS_EVERY, in_place, judge_in_place
 from stream_validator.offline.lines import blocks, without
 from stream_validator.offline.summary import FileSummary
 from stream_validator.state.native import native_wanted
 from stream_validator.verify import BatchAccumulator, DataSchemaContractVerifier
 
 __all__ = ["PROGRESS_EVERY", "open_input", "validate_jsonl"]
-
-PROGRESS_EVERY = 50_000
 
 
 def validate_jsonl(
@@ -43,6 +44,40 @@ def validate_jsonl(
     native = native_wanted(os.environ)
     state = FileState(verifier, native=native) if contract.state is not None else None
     batch = verifier.start_batch(keep_records=False)
+    run = judge_in_place if in_place(batch, state) else _judge_lines
+    number = run(
+        verifier,
+        batch,
+        source,
+        summary,
+        state,
+        batch_size=batch_size,
+        valid_out=valid_out,
+        dlq_out=dlq_out,
+        progress=progress,
+    )
+    summary.lines = number
+    if state is not None:
+        summary.symbol_state = state.summary()
+    if progress is not None:
+        progress.write(f"\rvalidated {number:,} lines\n")
+    return summary
+
+
+def _judge_lines(
+    verifier: DataSchemaContractVerifier,
+    batch: BatchAccumulator,
+    source: IO[bytes],
+    summary: FileSummary,
+    state: FileState | None,
+    *,
+    batch_size: int,
+    valid_out: IO[bytes] | None,
+    dlq_out: IO[bytes] | None,
+    progress: IO[str] | None,
+) -> int:
+    """``judge_in_place``'s loop line by line (the reference, and the path of the contracts
+    the core does not judge): every batch folded into ``summary``; the lines read."""
     first_line = 1
     in_batch = 0
     number = 0  # lines read so far
@@ -82,12 +117,7 @@ def validate_jsonl(
             progress.flush()
     if in_batch or summary.batches == 0:
         summary.add(batch.finish(), first_line, number)
-    summary.lines = number
-    if state is not None:
-        summary.symbol_state = state.summary()
-    if progress is not None:
-        progress.write(f"\rvalidated {number:,} lines\n")
-    return summary
+    return number
 
 
 def _write(

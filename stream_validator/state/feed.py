@@ -163,6 +163,27 @@ class StateFeed:
         )
         return out
 
+    def observe_rows(
+        self,
+        partition: Hashable,
+        values: Sequence[object],
+        rows: Any,
+        unfed: Sequence[int],
+        distrust: Mapping[int, frozenset[str]],
+    ) -> list[tuple[SymbolEvent, ...]]:
+        """``observe_scanned`` of every record of ``rows`` (``values``: their payloads) but
+        those at ``unfed`` (ascending), all on ``partition``, with no list per record: the
+        file path's feed. ``distrust`` by record position. The events, record by record
+        (records that raised none left out). Only for a tracker with ``observe_rows``."""
+        masks = sorted((at, _mask(parts)) for at, parts in distrust.items())
+
+        def read(position: int) -> _Read | None:
+            return self._read(values[position], distrust.get(position, TRUSTED))
+
+        observe = self.tracker.observe_rows  # type: ignore[attr-defined]
+        out: list[tuple[SymbolEvent, ...]] = observe(partition, rows, list(unfed), masks, read)
+        return out
+
     def observe(
         self, partition: Hashable, value: object, distrust: frozenset[str] = TRUSTED
     ) -> tuple[SymbolEvent, ...]:

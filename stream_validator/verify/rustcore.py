@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
 
 from stream_validator import _native
 from stream_validator.contracts.model import SchemaContract
@@ -34,7 +34,15 @@ from stream_validator.verify.rustplan import UnplannableContract, plan_spec
 if TYPE_CHECKING:
     from stream_validator.verify.batch import BatchAccumulator
 
-__all__ = ["CHUNK", "RustCheck", "add_payloads", "native_enabled"]
+__all__ = [
+    "CHUNK",
+    "LinesAdded",
+    "RustCheck",
+    "add_lines",
+    "add_payloads",
+    "lines_supported",
+    "native_enabled",
+]
 
 #: Payloads per native call: the GIL is released for one chunk at a time.
 CHUNK: Final = 256
@@ -162,37 +170,109 @@ def add_payloads(
                 state_rows.extend_absent(len(rows))
             events = [(i, _DEFER) for i in range(len(rows))]
             nulls, flags, flagged, pending = [], [], 0, []
-        if pending:
-            rust.learn(pending)
-        if any(nulls):
-            batch._null_counts = [a + b for a, b in zip(batch._null_counts, nulls, strict=True)]
-        if flagged:
-            batch._flagged_records += flagged
-            batch._flagged.update({n: c for n, c in zip(rust.rule_names, flags, strict=True) if c})
-        done = 0
-        for event in events:
-            position, code = event[0], event[1]
-            if code == _VALID_UNKNOWN:
-                batch._note_unknown(event[2])
-                continue
-            if position > done:
-                batch._accept_run(base, rows, done, position)
-            done = position + 1
-            if code == _BAD:
-                if event[3]:
-                    batch._note_unknown(event[3])
-                violations = [Violation(f, KINDS[k], m) for f, k, m in event[2]]
-                out.append(batch._quarantine(base + position, rows[position], violations))
-                continue
-            if code == _PANIC:
-                violation = Violation(None, ViolationKind.VALIDATOR_ERROR, "PanicException")
-                out.append(batch._quarantine(base + position, rows[position], [violation]))
-                continue
-            quarantined = batch._full_payload(base + position, rows[position])
-            if quarantined is not None:
-                out.append(quarantined)
-        if done < len(rows):
-            batch._accept_run(base, rows, done, len(rows))
+        out += _settle(batch, rust, base, rows, (events, nulls, flags, flagged, pending))
         if decoded is not None:
             decoded.extend([None] * len(rows))
     return out
+
+
+def _settle(
+    batch: BatchAccumulator,
+    rust: RustCheck,
+    base: int,
+    rows: Sequence[Any],
+    scanned: tuple[Any, ...],
+) -> list[QuarantinedRecord]:
+    """Fold one native scan's tuple (events, nulls, flags, flagged, pending) of the records
+    ``rows`` (batch positions from ``base``) into ``batch``; the quarantined ones."""
+    events, nulls, flags, flagged, pending = scanned
+    out: list[QuarantinedRecord] = []
+    if pending:
+        rust.learn(pending)
+    if any(nulls):
+        batch._null_counts = [a + b for a, b in zip(batch._null_counts, nulls, strict=True)]
+    if flagged:
+        batch._flagged_records += flagged
+        batch._flagged.update({n: c for n, c in zip(rust.rule_names, flags, strict=True) if c})
+    done = 0
+    for event in events:
+        position, code = event[0], event[1]
+        if code == _VALID_UNKNOWN:
+            batch._note_unknown(event[2])
+            continue
+        if position > done:
+            batch._accept_run(base, rows, done, position)
+        done = position + 1
+        if code == _BAD:
+            if event[3]:
+                batch._note_unknown(event[3])
+            violations = [Violation(f, KINDS[k], m) for f, k, m in event[2]]
+            out.append(batch._quarantine(base + position, rows[position], violations))
+            continue
+        if code == _PANIC:
+            violation = Violation(None, ViolationKind.VALIDATOR_ERROR, "PanicException")
+            out.append(batch._quarantine(base + position, rows[position], [violation]))
+            continue
+        quarantined = batch._full_payload(base + position, rows[position])
+        if quarantined is not None:
+            out.append(quarantined)
+    if done < len(rows):
+        batch._accept_run(base, rows, done, len(rows))
+    return out
+
+
+def lines_supported(batch: BatchAccumulator) -> bool:
+    """Whether ``add_lines`` can take this batch: the core judges its contract and the
+    batch keeps counts only (a kept record would need a bytes object per line)."""
+    return batch._rust is not None and not batch._keep
+
+
+def add_lines(
+    batch: BatchAccumulator,
+    data: bytes,
+    start: int,
+    end: int,
+    *,
+    tail: bool = False,
+    cut_first: bool = False,
+    take: int,
+    state_rows: _native.StateRows | None = None,
+) -> LinesAdded:
+    """Judge the JSON lines of ``data[start:end]`` in place, at most ``take`` records and
+    at most a chunk (see ``_native.scan_lines`` for how lines are read), into ``batch``
+    (``lines_supported``)."""
+    rust = batch._rust
+    assert rust is not None and not batch._keep
+    # A chunk at a time, as add_payloads: a pattern value first seen in a chunk defers its
+    # records to Python until learnt after it, so chunks bound what one new value costs.
+    take = min(take, rust.chunk)
+    after, lines, blanks, records, scanned = _native.scan_lines(
+        rust.plan,
+        data,
+        start,
+        end,
+        tail,
+        cut_first,
+        take,
+        batch._rust_windows,
+        rust.max_payload_bytes,
+        state_rows,
+    )
+    base = batch._total
+    batch._total += len(records)
+    # Indexed like the payloads list; never sliced, as the batch keeps no records.
+    quarantined = _settle(batch, rust, base, cast(Sequence[Any], records), scanned)
+    return LinesAdded(after, lines, blanks, records, {q.index - base: q for q in quarantined})
+
+
+class LinesAdded(NamedTuple):
+    """What ``add_lines`` read: the position after the last line, how many lines (blank
+    ones included) and blank lines, the records (``_native.ScannedLines``: ``len``, the
+    bytes of record ``i`` by ``[i]``, its line by ``line(i)``, ``join``) and the
+    quarantined ones by record position."""
+
+    after: int
+    lines: int
+    blanks: int
+    records: _native.ScannedLines
+    quarantined: dict[int, QuarantinedRecord]

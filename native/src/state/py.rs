@@ -474,6 +474,20 @@ impl SymbolState {
         self.scanned(py, partitions, rows, indices, distrust, read)
     }
 
+    /// `observe` of every record the verdict scan read into `rows` but the `unfed` ones, on
+    /// one partition: the file path's feed (see `rows::feed_rows`).
+    fn observe_rows<'py>(
+        &mut self,
+        py: Python<'py>,
+        partition: &Bound<'py, PyAny>,
+        rows: &Bound<'py, super::rows::StateRows>,
+        unfed: Vec<usize>,
+        distrust: Vec<(usize, u8)>,
+        read: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        self.feed_rows(py, partition, rows, unfed, distrust, read)
+    }
+
     /// Forget a revoked partition's state; how many symbols were dropped.
     fn drop(&mut self, partition: &Bound<'_, PyAny>) -> PyResult<usize> {
         let parts = self.parts.bind(partition.py());

@@ -208,53 +208,100 @@ impl SymbolState {
                 }
             };
             let at: usize = indices.get_item(i)?.extract()?;
-            let row = *scan
-                .rows
-                .get(at)
-                .ok_or_else(|| PyIndexError::new_err("no such row"))?;
-            match row {
-                Row::Absent => {
-                    let values = read.call1((i,))?;
-                    if !values.is_none() {
-                        let values = values.downcast::<PyTuple>()?;
-                        let quote = values.get_item(3)?;
-                        self.observe_one(
-                            part,
-                            &values.get_item(0)?,
-                            &values.get_item(1)?,
-                            &values.get_item(2)?,
-                            Some(&quote),
-                        )?;
-                    }
+            let mask = if masks {
+                match distrust.get_item(i)? {
+                    Some(mask) => mask.extract::<u8>()?,
+                    None => 0,
                 }
-                Row::Read { key: None, .. } => {}
-                Row::Read {
-                    key: Some((k, klen)),
-                    seq,
-                    time,
-                    quote,
-                } => {
-                    let mask = if masks {
-                        match distrust.get_item(i)? {
-                            Some(mask) => mask.extract::<u8>()?,
-                            None => 0,
-                        }
-                    } else {
-                        0
-                    };
-                    let key = &scan.text[k as usize..(k + klen) as usize];
-                    let seq = seq.filter(|_| mask & 1 == 0).map(i128::from);
-                    let time = time.filter(|_| mask & 2 == 0);
-                    let quote = quote
-                        .filter(|_| mask & 4 == 0)
-                        .map(|(q, qlen)| &scan.quote_values[q as usize..(q + qlen) as usize]);
-                    self.core
-                        .observe(part, key, seq, time, quote, &mut self.events)
-                        .map_err(super::py::mixed)?;
-                }
-            }
+            } else {
+                0
+            };
+            self.observe_row(part, scan, at, mask, || read.call1((i,)))?;
             if !self.events.is_empty() {
                 out.append((i, self.take_events(py)?))?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Feed row `at` of `scan` to the tracker (partition id `part`); `mask`: the parts not
+    /// fed (1 seq, 2 time, 4 quote); `read`: for an absent row, Python's reading of the
+    /// record, a (symbol, seq, event_time, quote) tuple or None (skipped).
+    pub(super) fn observe_row<'py>(
+        &mut self,
+        part: u32,
+        scan: &ScanRows,
+        at: usize,
+        mask: u8,
+        read: impl FnOnce() -> PyResult<Bound<'py, PyAny>>,
+    ) -> PyResult<()> {
+        let row = *scan.rows.get(at).ok_or_else(|| PyIndexError::new_err("no such row"))?;
+        match row {
+            Row::Absent => {
+                let values = read()?;
+                if !values.is_none() {
+                    let values = values.downcast::<PyTuple>()?;
+                    let quote = values.get_item(3)?;
+                    self.observe_one(
+                        part,
+                        &values.get_item(0)?,
+                        &values.get_item(1)?,
+                        &values.get_item(2)?,
+                        Some(&quote),
+                    )?;
+                }
+            }
+            Row::Read { key: None, .. } => {}
+            Row::Read {
+                key: Some((k, klen)),
+                seq,
+                time,
+                quote,
+            } => {
+                let key = &scan.text[k as usize..(k + klen) as usize];
+                let seq = seq.filter(|_| mask & 1 == 0).map(i128::from);
+                let time = time.filter(|_| mask & 2 == 0);
+                let quote = quote
+                    .filter(|_| mask & 4 == 0)
+                    .map(|(q, qlen)| &scan.quote_values[q as usize..(q + qlen) as usize]);
+                self.core
+                    .observe(part, key, seq, time, quote, &mut self.events)
+                    .map_err(super::py::mixed)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `SymbolState.observe_rows` (py.rs): every row of `rows` in order, on one partition,
+    /// but those at `unfed` (ascending); `distrust`: (row, the parts not fed, as `scanned`)
+    /// by ascending row; `read(at)`: Python's reading of an absent row's record. The events of
+    /// the records that raised any, as one list of `SymbolEvent` tuples.
+    pub(super) fn feed_rows<'py>(
+        &mut self,
+        py: Python<'py>,
+        partition: &Bound<'py, PyAny>,
+        rows: &Bound<'py, StateRows>,
+        unfed: Vec<usize>,
+        distrust: Vec<(usize, u8)>,
+        read: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let part = self.part_id(partition)?;
+        let held = rows.borrow();
+        let scan = &held.rows;
+        let out = PyList::empty(py);
+        let mut skip = unfed.into_iter().peekable();
+        let mut masks = distrust.into_iter().peekable();
+        self.events.clear();
+        for at in 0..scan.len() {
+            while skip.next_if(|&s| s < at).is_some() {}
+            if skip.next_if_eq(&at).is_some() {
+                continue;
+            }
+            while masks.next_if(|&(s, _)| s < at).is_some() {}
+            let mask = masks.next_if(|&(s, _)| s == at).map_or(0, |(_, mask)| mask);
+            self.observe_row(part, scan, at, mask, || read.call1((at,)))?;
+            if !self.events.is_empty() {
+                out.append(self.take_events(py)?)?;
             }
         }
         Ok(out)

@@ -207,7 +207,7 @@ fn count_bits(counts: &mut [u64], mut bits: u64) {
 }
 
 /// Payload bytes borrowed from the caller's list, which keeps them alive during `scan`.
-struct Borrowed(Vec<Option<(*const u8, usize)>>);
+pub(crate) struct Borrowed(pub(crate) Vec<Option<(*const u8, usize)>>);
 // SAFETY: bytes objects are immutable and the list holding them outlives the scan.
 unsafe impl Send for Borrowed {}
 
@@ -270,7 +270,7 @@ impl VerdictPlan {
         rows: Option<&Bound<'py, crate::state::rows::StateRows>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let mut held = rows.map(|r| r.borrow_mut());
-        let mut sink = held.as_deref_mut().map(|r| &mut r.rows);
+        let sink = held.as_deref_mut().map(|r| &mut r.rows);
         let borrowed = Borrowed(
             payloads
                 .iter()
@@ -280,6 +280,20 @@ impl VerdictPlan {
                 })
                 .collect(),
         );
+        self.judge_borrowed(py, borrowed, &windows, sink)
+    }
+}
+
+impl VerdictPlan {
+    /// `scan`'s work on payloads already borrowed (None: not a bytes object or over the
+    /// size limit, left to Python): the same tuple (events, nulls, flags, flagged, pending).
+    pub(crate) fn judge_borrowed<'py>(
+        &self,
+        py: Python<'py>,
+        borrowed: Borrowed,
+        windows: &[Window],
+        mut sink: Option<&mut crate::state::rows::ScanRows>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
         let slots = self.plan.slots;
         let (events, nulls, flags, flagged, pending) = py.allow_threads(move || {
             let borrowed = borrowed;
@@ -305,7 +319,7 @@ impl VerdictPlan {
                 let judged = judge_and_feed(
                     &self.plan,
                     buf,
-                    &windows,
+                    windows,
                     &memory,
                     &mut unknown,
                     &mut vals,

@@ -114,7 +114,9 @@ def payload(draw: st.DrawFn) -> bytes:
     return text
 
 
-def reference(contract: SchemaContract, batches: list[list[bytes]]) -> list[Any]:
+def reference(
+    contract: SchemaContract, batches: list[list[bytes]], partitions: int = 3
+) -> list[Any]:
     """The Python path: no native core, the Python tracker, ``observe_record`` of each
     decoded record whose key passed, the parts its violations distrust left out."""
     assert contract.state is not None
@@ -128,7 +130,12 @@ def reference(contract: SchemaContract, batches: list[list[bytes]]) -> list[Any]
         }
         fed = [i for i in range(len(part)) if "key" not in parts.get(i, ())]
         events = [
-            (n, tracker.observe_record(i % 3, orjson.loads(part[i]), parts.get(i, frozenset())))
+            (
+                n,
+                tracker.observe_record(
+                    i % partitions, orjson.loads(part[i]), parts.get(i, frozenset())
+                ),
+            )
             for n, i in enumerate(fed)
         ]
         out.append([(n, e) for n, e in events if e])
@@ -162,6 +169,30 @@ def scanned(contract: SchemaContract, batches: list[list[bytes]]) -> list[Any]:
     return out
 
 
+def fed_rows(contract: SchemaContract, batches: list[list[bytes]]) -> list[Any]:
+    """The file path's feed: ``StateFeed.observe_rows`` of every row but the unfed ones,
+    on one partition, distrust by record position."""
+    assert contract.state is not None
+    verifier = DataSchemaContractVerifier(contract, native=True)
+    spec = contract.state
+    tracker = NativeSymbolStateTracker(spec)
+    feed = StateFeed(tracker, {f.name: f.expected_type for f in contract.fields})  # type: ignore[arg-type]
+    rows = verifier.state_rows(
+        spec.key_field, spec.sequence_field, spec.event_time_field, spec.quote_fields
+    )
+    assert rows is not None
+    out: list[Any] = []
+    for part in batches:
+        rows.clear()
+        report = verifier.validate_payloads(part, rows=rows)
+        parts = {q.index: distrusted(spec, q.violations) for q in report.quarantined_records}
+        unfed = sorted(i for i, p in parts.items() if "key" in p)
+        distrust = {i: p for i, p in parts.items() if p and "key" not in p}
+        out.append(feed.observe_rows(0, part, rows, unfed, distrust))
+        out.append(counts(tracker))
+    return out
+
+
 def counts(tracker: Any) -> tuple[int, int, int, int]:
     return len(tracker), tracker.evictions, tracker.holes, tracker.holes_given_up
 
@@ -177,6 +208,22 @@ def test_scanned_rows_give_the_reference_events_and_counts(
     """Batch after batch: the same events at the same positions, the same counts."""
     c = contract(time_type)
     assert scanned(c, batches) == reference(c, batches)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(["datetime", "float"]),
+    st.lists(st.lists(payload(), max_size=30), min_size=1, max_size=6),
+)
+def test_rows_fed_on_one_partition_give_the_reference_events(
+    time_type: str, batches: list[list[bytes]]
+) -> None:
+    """``observe_rows`` (the file path's feed): batch after batch, the reference's events
+    in order and the same counts."""
+    c = contract(time_type)
+    want = reference(c, batches, partitions=1)
+    want = [[e for _, e in item] if isinstance(item, list) else item for item in want]
+    assert fed_rows(c, batches) == want
 
 
 def test_every_kind_of_event_is_compared() -> None:

@@ -1,0 +1,214 @@
+//! The file path (`stream-validator validate`): a block of a JSON-lines input judged in
+//! place. `scan_lines` finds the line boundaries itself and hands each line to the verdict
+//! scan as a span of the block (no bytes object per line); `ScannedLines` keeps the spans,
+//! so the valid lines are written with one `join` per block and a bad line is copied out
+//! only for its DLQ entry.
+//!
+//! Lines are read as `offline.lines.blocks` reads them (the Python reference): split at
+//! `\n`, trailing `\r`s stripped (not from an unended last line), a line of ASCII
+//! whitespace only (or empty) skipped as blank but counted, the block's first line cut to
+//! `max_bytes + 1` bytes when the caller says it was cut (its true length is the caller's).
+
+use std::os::raw::{c_int, c_void};
+
+use pyo3::exceptions::{PyIndexError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyTuple};
+
+use crate::state::rows::StateRows;
+use crate::verdict::py::{Borrowed, VerdictPlan};
+use crate::verdict::Window;
+
+extern "C" {
+    // The C library's, vectorised: the line search costs a few instructions a line.
+    fn memchr(s: *const c_void, c: c_int, n: usize) -> *mut c_void;
+}
+
+/// The position of the first `\n` in `buf`.
+fn newline(buf: &[u8]) -> Option<usize> {
+    // SAFETY: the pointer and length come from a live slice; memchr reads within them.
+    let at = unsafe { memchr(buf.as_ptr().cast(), c_int::from(b'\n'), buf.len()) };
+    (!at.is_null()).then(|| at as usize - buf.as_ptr() as usize)
+}
+
+/// `bytes.isspace()` or empty: what the reference skips as a blank line (a record's first
+/// byte ends the search).
+fn blank(line: &[u8]) -> bool {
+    line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c))
+}
+
+/// The records (non-blank lines) of one `scan_lines` call: spans of its block.
+#[pyclass(frozen, module = "stream_validator._native")]
+pub struct ScannedLines {
+    data: Py<PyBytes>,
+    spans: Vec<(usize, usize)>,
+    /// Per record, its line's index among the lines the call read (0-based).
+    lines: Vec<usize>,
+}
+
+impl ScannedLines {
+    fn span(&self, at: usize) -> PyResult<(usize, usize)> {
+        self.spans.get(at).copied().ok_or_else(|| PyIndexError::new_err("no such record"))
+    }
+}
+
+#[pymethods]
+impl ScannedLines {
+    fn __len__(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// Record `at`'s bytes (a copy).
+    fn __getitem__<'py>(&self, py: Python<'py>, at: usize) -> PyResult<Bound<'py, PyBytes>> {
+        let (from, to) = self.span(at)?;
+        Ok(PyBytes::new(py, &self.data.as_bytes(py)[from..to]))
+    }
+
+    /// Record `at`'s line, as an index among the lines the call read.
+    fn line(&self, at: usize) -> PyResult<usize> {
+        self.lines.get(at).copied().ok_or_else(|| PyIndexError::new_err("no such record"))
+    }
+
+    /// The records but those at `left_out` (ascending) as slices of the block, each
+    /// `(start, end)` a run of whole lines with their `\n`: adjacent lines merged, so the
+    /// valid lines are written without a copy. None when a kept line is not followed by
+    /// exactly one `\n` there (a CRLF line, the unended last line): `join` then.
+    fn runs(&self, py: Python<'_>, left_out: Vec<usize>) -> Option<Vec<(usize, usize)>> {
+        let data = self.data.as_bytes(py);
+        let mut skip = left_out.into_iter().peekable();
+        let mut out: Vec<(usize, usize)> = Vec::new();
+        for (i, &(from, to)) in self.spans.iter().enumerate() {
+            while skip.next_if(|&s| s < i).is_some() {}
+            if skip.next_if_eq(&i).is_some() {
+                continue;
+            }
+            if data.get(to) != Some(&b'\n') {
+                return None;
+            }
+            match out.last_mut() {
+                Some(run) if run.1 == from => run.1 = to + 1,
+                _ => out.push((from, to + 1)),
+            }
+        }
+        Some(out)
+    }
+
+    /// The records but those at `left_out` (ascending), each followed by `\n`.
+    fn join<'py>(&self, py: Python<'py>, left_out: Vec<usize>) -> PyResult<Bound<'py, PyBytes>> {
+        let data = self.data.as_bytes(py);
+        let kept = || {
+            let mut skip = left_out.iter().copied().peekable();
+            self.spans.iter().enumerate().filter_map(move |(i, span)| {
+                while skip.next_if(|&s| s < i).is_some() {}
+                if skip.next_if_eq(&i).is_some() {
+                    None
+                } else {
+                    Some(*span)
+                }
+            })
+        };
+        let size: usize = kept().map(|(from, to)| to - from + 1).sum();
+        PyBytes::new_with(py, size, |out| {
+            let mut at = 0;
+            for (from, to) in kept() {
+                let n = to - from;
+                out[at..at + n].copy_from_slice(&data[from..to]);
+                out[at + n] = b'\n';
+                at += n + 1;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Judge the lines of `data[start:end]` (`end`: just past a `\n`, or the input's end with
+/// `tail`, the unended last line), at most `take` records of them: (position after the
+/// last line read, lines read, blank lines among them, the records as `ScannedLines`,
+/// `VerdictPlan.scan`'s tuple for the records). `cut_first`: the first line was cut short
+/// (kept to `max_bytes + 1` bytes). `rows`: one row per record, as `scan` fills it.
+#[pyfunction]
+#[pyo3(signature = (plan, data, start, end, tail, cut_first, take, windows, max_bytes, rows = None))]
+#[allow(clippy::too_many_arguments)]
+pub fn scan_lines<'py>(
+    py: Python<'py>,
+    plan: &Bound<'py, VerdictPlan>,
+    data: &Bound<'py, PyBytes>,
+    start: usize,
+    end: usize,
+    tail: bool,
+    cut_first: bool,
+    take: usize,
+    windows: Vec<Window>,
+    max_bytes: usize,
+    rows: Option<&Bound<'py, StateRows>>,
+) -> PyResult<(usize, usize, usize, ScannedLines, Bound<'py, PyTuple>)> {
+    let buf = data.as_bytes();
+    if start > end || end > buf.len() {
+        return Err(PyValueError::new_err("a span outside the block"));
+    }
+    let (mut at, mut lines, mut blanks) = (start, 0, 0);
+    let mut spans = Vec::new();
+    let mut numbers = Vec::new();
+    while at < end && spans.len() < take {
+        let (line_end, next) = match if tail { None } else { newline(&buf[at..end]) } {
+            Some(i) => (at + i, at + i + 1),
+            None => (end, end),
+        };
+        let mut to = line_end;
+        if cut_first && lines == 0 {
+            to = to.min(at + max_bytes.saturating_add(1));
+        }
+        if !tail {
+            while to > at && buf[to - 1] == b'\r' {
+                to -= 1;
+            }
+        }
+        let line = &buf[at..to];
+        if blank(line) {
+            blanks += 1;
+        } else {
+            spans.push((at, to));
+            numbers.push(lines);
+        }
+        lines += 1;
+        at = next;
+    }
+    let borrowed = Borrowed(
+        spans
+            .iter()
+            .map(|&(from, to)| (to - from <= max_bytes).then(|| (buf[from..].as_ptr(), to - from)))
+            .collect(),
+    );
+    let plan = plan.get();
+    let mut held = rows.map(|r| r.borrow_mut());
+    let sink = held.as_deref_mut().map(|r| &mut r.rows);
+    // `data` (held by the caller and by `ScannedLines`) keeps the borrowed bytes alive.
+    let judged = plan.judge_borrowed(py, borrowed, &windows, sink)?;
+    let scanned = ScannedLines { data: data.clone().unbind(), spans, lines: numbers };
+    Ok((at, lines, blanks, scanned, judged))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{blank, newline};
+
+    #[test]
+    fn the_first_newline_is_found_wherever_it_lies() {
+        assert_eq!(newline(b""), None);
+        assert_eq!(newline(b"{\"a\":1}"), None);
+        assert_eq!(newline(b"\n"), Some(0));
+        assert_eq!(newline(b"ab\ncd\n"), Some(2));
+        let long = [b"x".repeat(1000), b"\n".to_vec()].concat();
+        assert_eq!(newline(&long), Some(1000));
+    }
+
+    #[test]
+    fn blank_is_python_isspace_or_empty() {
+        for line in [&b""[..], b" ", b"\t\x0b\x0c\r", b"  \n"] {
+            assert!(blank(line), "{line:?}");
+        }
+        for line in [&b"{}"[..], b" {}", b"\x00", b"\xa0", b"\x1c"] {
+            assert!(!blank(line), "{line:?}");
+        }
+    }
+}
