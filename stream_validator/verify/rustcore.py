@@ -49,6 +49,9 @@ KINDS: Final = (
     ViolationKind.NOT_ALLOWED,
     ViolationKind.TOO_SHORT,
     ViolationKind.TOO_LONG,
+    ViolationKind.UNDECODABLE,
+    ViolationKind.NOT_A_MAPPING,
+    ViolationKind.OVERSIZED,
 )
 _VALID_UNKNOWN, _BAD, _DEFER, _PANIC = 0, 1, 2, 4
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
