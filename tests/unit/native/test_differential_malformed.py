@@ -45,7 +45,9 @@ def json_values() -> st.SearchStrategy[object]:
     )
     return st.recursive(
         scalars,
-        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+        lambda inner: (
+            st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+        ),
         max_leaves=8,
     )
 
