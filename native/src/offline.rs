@@ -183,7 +183,7 @@ pub fn scan_lines<'py>(
     let mut held = rows.map(|r| r.borrow_mut());
     let sink = held.as_deref_mut().map(|r| &mut r.rows);
     // `data` (held by the caller and by `ScannedLines`) keeps the borrowed bytes alive.
-    let judged = plan.judge_borrowed(py, borrowed, &windows, sink)?;
+    let judged = plan.judge_borrowed(py, borrowed, &windows, sink, None)?;
     let scanned = ScannedLines { data: data.clone().unbind(), spans, lines: numbers };
     Ok((at, lines, blanks, scanned, judged))
 }

@@ -6,8 +6,10 @@ feeds a ``BatchAccumulator`` chunk by chunk. Per record the core returns the ver
 Python rules reach: valid (its null slots and the flag rules it broke, counted natively),
 quarantined with its violations (same order, kinds and texts), or *deferred*. A deferred
 record is judged by the Python rules (``BatchAccumulator._full_payload``), whose verdict
-is final; the core defers whatever it cannot prove equal: undecodable or non-object
-payloads, escapes, duplicate keys, ints past 64 bits or arithmetic past 2**53, datetimes
+is final. Undecodable, non-object, tombstone and oversized payloads get their one violation
+natively (orjson's error text and position; ``verify.malformed`` is the reference). The core
+defers whatever it cannot prove equal: nesting near orjson's depth limit, escapes,
+duplicate keys, ints past 64 bits or arithmetic past 2**53, datetimes
 outside the plain ISO form, a skew window crossed, a broken quarantine rule, a flagged
 field's breach, a pattern mismatch (a pattern's verdicts come from Python's ``re`` and are
 remembered per value), a rule comparison it cannot decide exactly, and anything but a
@@ -57,6 +59,9 @@ KINDS: Final = (
     ViolationKind.NOT_ALLOWED,
     ViolationKind.TOO_SHORT,
     ViolationKind.TOO_LONG,
+    ViolationKind.UNDECODABLE,
+    ViolationKind.NOT_A_MAPPING,
+    ViolationKind.OVERSIZED,
 )
 _VALID_UNKNOWN, _BAD, _DEFER, _PANIC = 0, 1, 2, 4
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)

@@ -10,6 +10,7 @@ pub mod expr;
 mod fieldcheck;
 pub mod isotime;
 pub mod json;
+pub mod malformed;
 pub mod nested;
 mod read;
 pub mod render;

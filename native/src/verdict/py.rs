@@ -206,7 +206,8 @@ fn count_bits(counts: &mut [u64], mut bits: u64) {
     }
 }
 
-/// Payload bytes borrowed from the caller's list, which keeps them alive during `scan`.
+/// Payload bytes borrowed from the caller's list, which keeps them alive during `scan`
+/// (None: not bytes, or over the size limit; `outside` judges those).
 pub(crate) struct Borrowed(pub(crate) Vec<Option<(*const u8, usize)>>);
 // SAFETY: bytes objects are immutable and the list holding them outlives the scan.
 unsafe impl Send for Borrowed {}
@@ -216,6 +217,39 @@ enum Event<'a> {
     Bad(usize, Vec<super::Violation>, Vec<&'a [u8]>),
     Defer(usize),
     Panic(usize),
+    /// Not one JSON object, or a tombstone or oversized payload: (kind code, message).
+    Malformed(usize, u8, String),
+}
+
+/// A deferred payload that is not one JSON object (`malformed`): its event, else Defer.
+fn deferred(pos: usize, buf: &[u8]) -> Event<'static> {
+    // A panic here leaves the record to the Python rules.
+    match std::panic::catch_unwind(|| super::malformed::judge(buf)) {
+        Ok(Some((kind, message))) => Event::Malformed(pos, kind, message),
+        _ => Event::Defer(pos),
+    }
+}
+
+/// The event of a payload the scan does not read: a tombstone (None) or bytes over
+/// `max_bytes` get their violation here (`verify.malformed`); anything else is deferred.
+fn outside(pos: usize, payload: &Bound<'_, PyAny>, max_bytes: usize) -> Event<'static> {
+    if payload.is_none() {
+        return Event::Malformed(pos, super::malformed::NOT_A_MAPPING, "payload is null (a Kafka tombstone)".into());
+    }
+    match payload.downcast_exact::<PyBytes>() {
+        Ok(b) if b.as_bytes().len() > max_bytes => Event::Malformed(
+            pos,
+            super::malformed::OVERSIZED,
+            format!("payload is {} bytes, above max_payload_bytes {max_bytes}", b.as_bytes().len()),
+        ),
+        _ => Event::Defer(pos),
+    }
+}
+
+/// The Python form of a malformed payload's event: `(pos, BAD, [(None, kind, message)], [])`.
+fn malformed_event<'py>(py: Python<'py>, pos: usize, kind: u8, message: String) -> PyResult<Bound<'py, PyAny>> {
+    let violations = [(None::<String>, kind, message)];
+    Ok((pos, BAD, violations, PyList::empty(py)).into_pyobject(py)?.into_any())
 }
 
 #[pymethods]
@@ -280,19 +314,21 @@ impl VerdictPlan {
                 })
                 .collect(),
         );
-        self.judge_borrowed(py, borrowed, &windows, sink)
+        self.judge_borrowed(py, borrowed, &windows, sink, Some((payloads, max_bytes)))
     }
 }
 
 impl VerdictPlan {
-    /// `scan`'s work on payloads already borrowed (None: not a bytes object or over the
-    /// size limit, left to Python): the same tuple (events, nulls, flags, flagged, pending).
+    /// `scan`'s work on payloads already borrowed: the same tuple (events, nulls, flags,
+    /// flagged, pending). A None payload (not a bytes object, or over the size limit) is
+    /// judged by `outside` when the payload list and its limit are given, else left to Python.
     pub(crate) fn judge_borrowed<'py>(
         &self,
         py: Python<'py>,
         borrowed: Borrowed,
         windows: &[Window],
         mut sink: Option<&mut crate::state::rows::ScanRows>,
+        payloads: Option<(&Bound<'py, PyList>, usize)>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let slots = self.plan.slots;
         let (events, nulls, flags, flagged, pending) = py.allow_threads(move || {
@@ -311,7 +347,7 @@ impl VerdictPlan {
                     if let Some(sink) = sink.as_deref_mut() {
                         sink.absent();
                     }
-                    events.push(Event::Defer(pos));
+                    events.push(Event::Defer(pos)); // `outside` judges it with the GIL
                     continue;
                 };
                 // SAFETY: see `Borrowed`.
@@ -346,7 +382,7 @@ impl VerdictPlan {
                         }
                         events.push(Event::Defer(pos));
                     }
-                    Ok(Outcome::Defer) => events.push(Event::Defer(pos)),
+                    Ok(Outcome::Defer) => events.push(deferred(pos, buf)),
                 }
             }
             (events, nulls, flags, flagged, pending)
@@ -367,7 +403,14 @@ impl VerdictPlan {
                     let names: Vec<String> = names.into_iter().map(text).collect();
                     (pos, BAD, violations, names).into_pyobject(py)?.into_any()
                 }
-                Event::Defer(pos) => (pos, DEFER).into_pyobject(py)?.into_any(),
+                Event::Defer(pos) => match payloads {
+                    Some((list, max_bytes)) => match outside(pos, &list.get_item(pos)?, max_bytes) {
+                        Event::Malformed(pos, kind, message) => malformed_event(py, pos, kind, message)?,
+                        _ => (pos, DEFER).into_pyobject(py)?.into_any(),
+                    },
+                    None => (pos, DEFER).into_pyobject(py)?.into_any(),
+                },
+                Event::Malformed(pos, kind, message) => malformed_event(py, pos, kind, message)?,
                 Event::Panic(pos) => (pos, PANIC).into_pyobject(py)?.into_any(),
             };
             out.append(item)?;
