@@ -1,7 +1,7 @@
 """Instructions per record of the broker peers (pass-through, the service), by callgrind.
 
 Run: KAFKA_BOOTSTRAP_SERVERS=... .venv/bin/python bench/callgrind_peers.py
-     [--peers passthrough,service] [--sizes 5000,25000] [--tree DIR ...]
+     [--peers passthrough,service] [--sizes 5000,25000] [--tree DIR ...] [--keep DIR]
 
 Wall-clock CPU time means little on a shared machine; instructions do not move with the
 load. Each peer (bench/peers.py, the same processes bench_peers.py times) consumes the
@@ -70,6 +70,9 @@ def main() -> None:
     parser.add_argument(
         "--tree", type=Path, action="append", default=[], help="also the service from DIR"
     )
+    parser.add_argument(
+        "--keep", type=Path, help="keep the callgrind files in this directory (callgrind_annotate)"
+    )
     args = parser.parse_args()
     bootstrap = os.environ["KAFKA_BOOTSTRAP_SERVERS"]
     small, large = (int(s) for s in args.sizes.split(","))
@@ -82,12 +85,15 @@ def main() -> None:
     runs += [("service", tree.resolve()) for tree in args.tree]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for peer, tree in runs:
+        if args.keep is not None:
+            args.keep.mkdir(parents=True, exist_ok=True)
+        where = args.keep or Path(tmp)
+        for index, (peer, tree) in enumerate(runs):
             name = peer if tree is None else f"{peer} from {tree}"
             print(f"==> {name}", file=sys.stderr, flush=True)
             counts = [
-                instructions(peer, bootstrap, source, n, tree, Path(tmp) / f"cg.{i}.{n}")
-                for i, n in enumerate((small, large))
+                instructions(peer, bootstrap, source, n, tree, where / f"cg.{index}.{peer}.{n}")
+                for n in (small, large)
             ]
             rows.append((name, (counts[1] - counts[0]) / (large - small)))
     base = next((ir for name, ir in rows if name == "passthrough"), None)

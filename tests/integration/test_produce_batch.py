@@ -56,15 +56,16 @@ def test_a_full_local_queue_stops_the_batch_at_the_first_record_not_taken(
     )
     producer = ConfluentProducer(client)
     records = outputs(topic, 40)
-    acks: list[DeliveryFailure | None] = []
-    assert producer.produce_batch(records, 0, acks.append) == 7
-    assert producer.produce_batch(records, 7, acks.append) == 7  # still full
+    failures: list[DeliveryFailure] = []
+    acks = producer.ack_tally(failures.append)
+    assert producer.produce_batch(records, 0, acks) == 7
+    assert producer.produce_batch(records, 7, acks) == 7  # still full
     assert producer.flush(30.0) == 0
-    assert producer.produce_batch(records, 7, acks.append) == 14
-    refused, replaced = send_all(producer, records[14:], acks.append)
+    assert producer.produce_batch(records, 7, acks) == 14
+    refused, replaced = send_all(producer, records[14:], acks)
     assert (refused, replaced) == ([], [])
     assert producer.flush(30.0) == 0
-    assert acks == [None] * 40
+    assert (acks.acked, failures) == (40, [])
     landed = read_topic(kafka_bootstrap, topic)
     assert [m.value for m in landed] == [r.value for r in records]
     assert [m.key for m in landed] == [r.key for r in records]
@@ -86,12 +87,13 @@ def test_a_record_too_large_is_where_the_batch_stops_and_is_refused_alone(
     )
     records = outputs(topic, 12)
     records[5] = Out(topic, b"big", b"x" * 5000, [], None)
-    acks: list[DeliveryFailure | None] = []
-    assert producer.produce_batch(records, 0, acks.append) == 5
-    refused, replaced = send_all(producer, records, acks.append)
+    failures: list[DeliveryFailure] = []
+    acks = producer.ack_tally(failures.append)
+    assert producer.produce_batch(records, 0, acks) == 5
+    refused, replaced = send_all(producer, records, acks)
     assert replaced == []
     assert [(index, info.code) for index, info in refused] == [(5, MSG_SIZE_TOO_LARGE)]
     assert producer.flush(30.0) == 0
-    assert acks == [None] * (5 + 11)  # the first five twice, every other record once
+    assert (acks.acked, failures) == (5 + 11, [])  # the first five twice, every other once
     landed = [m.value for m in read_topic(kafka_bootstrap, topic)]
     assert landed == [r.value for r in records[:5]] * 2 + [r.value for r in records[6:]]
