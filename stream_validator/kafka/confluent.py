@@ -8,7 +8,7 @@ confluent_kafka type leaves this package. Build the clients with ``clients``.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import repeat, starmap
 from operator import attrgetter, is_not, itemgetter, length_hint
@@ -252,8 +252,10 @@ class ConfluentProducer:
         stamps = list(map(stamp, part))
         if None in stamps:
             stamps = [ms or 0 for ms in stamps]
-        heads = list(map(headers, part))
-        if not all(heads):
+        heads: Iterable[Any] = list(map(headers, part))
+        if not any(heads):  # no record carries headers (zip stops at the shortest column)
+            heads = repeat(None)
+        elif not all(heads):
             heads = [h or None for h in heads]
         fed = iter(topics)  # how far it got: zip takes a record's topic first
         args = zip(

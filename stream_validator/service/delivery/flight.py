@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
+from operator import attrgetter
 
 from stream_validator.errors import KafkaErrorInfo
 from stream_validator.kafka.io import send_all
@@ -111,6 +113,9 @@ class Flight:
         return self.plans[-1]
 
 
+_outputs = attrgetter("outputs")
+
+
 def launch(
     producer: Producer,
     plans: Sequence[BatchPlan],
@@ -120,7 +125,7 @@ def launch(
 ) -> Flight:
     """Send every output of the plans without waiting (the hot path: nothing refused is
     being isolated); a clean output the client finds too large goes as ``oversized``."""
-    outputs = [out for plan in plans for out in plan.outputs]
+    outputs = list(chain.from_iterable(map(_outputs, plans)))  # in C: no bytecode per output
     flight = _flight(producer, plans, offsets, outputs, started)
     flight.refused, flight.replaced = send_all(
         producer, outputs, flight.tally, too_large=_oversized(plans, replacements)
@@ -154,7 +159,7 @@ def launch_isolating(
     """``launch`` while refused records are isolated (rare): clean outputs refused alone go
     as ``delivery_rejected`` DLQ entries, and each suspect is produced alone, the producer
     flushed before and after it."""
-    outputs = [out for plan in plans for out in plan.outputs]
+    outputs = list(chain.from_iterable(map(_outputs, plans)))  # in C: no bytecode per output
     flight = _flight(producer, plans, offsets, outputs, started)
     converted = []
     for index, output in enumerate(outputs):
