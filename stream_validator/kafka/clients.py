@@ -18,6 +18,7 @@ from confluent_kafka.admin import AdminClient
 from stream_validator.config.settings import ServiceConfig, scrub
 from stream_validator.errors import ConfigError, KafkaErrorInfo
 from stream_validator.kafka.confluent import (
+    CommitFailures,
     ConfluentAdmin,
     ConfluentConsumer,
     ConfluentProducer,
@@ -116,7 +117,9 @@ def create_consumer(
     errors become ConfigError with secrets scrubbed."""
     settings = consumer_settings(config, stats_cb=on_stats, error_cb=_errors_to(on_error))
     settings.update(overrides or {})
-    return ConfluentConsumer(_build(Consumer, settings, config, "consumer"))
+    failures = CommitFailures()  # asynchronous commits report their failures to it
+    settings["on_commit"] = failures
+    return ConfluentConsumer(_build(Consumer, settings, config, "consumer"), failures)
 
 
 def create_producer(

@@ -86,11 +86,34 @@ def _keys(partitions: Sequence[Any]) -> list[TopicPartitionKey]:
     return [(tp.topic, tp.partition) for tp in partitions]
 
 
-class ConfluentConsumer:
-    """``ports.Consumer`` over confluent_kafka.Consumer."""
+class CommitFailures:
+    """librdkafka's commit callback (the consumer's ``on_commit`` setting, run inside
+    consume()): the offsets of the commits that failed, per partition, until taken."""
 
-    def __init__(self, consumer: Consumer) -> None:
+    __slots__ = ("_failed",)
+
+    def __init__(self) -> None:
+        self._failed: dict[TopicPartitionKey, int] = {}
+
+    def __call__(self, error: KafkaError | None, partitions: list[TopicPartition]) -> None:
+        for tp in partitions:
+            if error is not None or tp.error is not None:
+                self._failed[(tp.topic, tp.partition)] = tp.offset
+
+    def take(self) -> dict[TopicPartitionKey, int]:
+        if not self._failed:  # per batch: no dict built when none failed
+            return {}
+        failed, self._failed = self._failed, {}
+        return failed
+
+
+class ConfluentConsumer:
+    """``ports.Consumer`` over confluent_kafka.Consumer (created with ``commit_failures``
+    as its ``on_commit`` setting, or asynchronous commits' failures go unseen)."""
+
+    def __init__(self, consumer: Consumer, commit_failures: CommitFailures | None = None) -> None:
         self._consumer = consumer
+        self._commit_failures = commit_failures or CommitFailures()
 
     def subscribe(
         self,
@@ -147,6 +170,9 @@ class ConfluentConsumer:
                 self._consumer.commit(offsets=_tps(offsets), asynchronous=True)
             else:
                 self._consumer.commit(offsets=_tps(offsets), asynchronous=False)
+
+    def commit_failures(self) -> dict[TopicPartitionKey, int]:
+        return self._commit_failures.take()
 
     def committed(
         self, keys: Sequence[TopicPartitionKey], timeout_s: float

@@ -154,7 +154,11 @@ class Consumer(Protocol):
         self, offsets: Mapping[TopicPartitionKey, int], *, asynchronous: bool = False
     ) -> None:
         """Commit (synchronously unless ``asynchronous``); raises KafkaClientError. An
-        asynchronous commit's failure is not reported: commit the offsets again later."""
+        asynchronous commit's failure is reported later by ``commit_failures``."""
+
+    def commit_failures(self) -> dict[TopicPartitionKey, int]:
+        """The offsets of asynchronous commits that failed, per partition, reported since
+        the last call (inside consume()); empty when none failed."""
 
     def committed(
         self, keys: Sequence[TopicPartitionKey], timeout_s: float

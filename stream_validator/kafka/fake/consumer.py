@@ -57,6 +57,7 @@ class FakeConsumer:
         self._subscription: list[str] | None = None
         self._callbacks: dict[str, RebalanceCallback] = {}
         self._events: list[tuple[str, list[TopicPartitionKey]]] = []
+        self._failed_commits: dict[TopicPartitionKey, int] = {}
 
     # --- scripting ------------------------------------------------------------------------
 
@@ -119,13 +120,18 @@ class FakeConsumer:
         self._check_open()
         if self.broker.faults.commit_errors:
             error = self.broker.faults.commit_errors.pop(0)
-            if asynchronous:
-                return  # librdkafka reports it to a commit callback the service does not set
+            if asynchronous:  # librdkafka reports it to the commit callback, later
+                self._failed_commits.update(offsets)
+                return
             raise KafkaClientError(error, "commit")
         foreign = sorted(set(offsets) - set(self._positions))
         if foreign:
             raise _fail("ILLEGAL_GENERATION", f"commit of unassigned partitions {foreign}")
         self.broker.commit_offsets(self.group, dict(offsets))
+
+    def commit_failures(self) -> dict[TopicPartitionKey, int]:
+        failed, self._failed_commits = self._failed_commits, {}
+        return failed
 
     def committed(
         self, keys: Sequence[TopicPartitionKey], timeout_s: float

@@ -3,10 +3,10 @@
 ``submit`` sends a batch's outputs and returns at once; each batch is a ``Flight`` that
 counts its acknowledgements. Batches finish in the order they were consumed: a complete
 one at the head of the queue is reported and its offsets become committable. Every
-``batch.commit_interval_s`` the offsets that moved are committed asynchronously (and every
-``CONFIRM_INTERVAL_S`` those once more, synchronously, since an asynchronous commit's failure
-reports nowhere); on revoke and at shutdown the committer waits for the outputs in flight and
-commits synchronously.
+``batch.commit_interval_s`` the offsets that moved are committed asynchronously (an
+asynchronous commit that failed is reported by the consumer later, and its offsets go out
+again with the next commit: nothing here waits for the group coordinator); on revoke and at
+shutdown the committer waits for the outputs in flight and commits synchronously.
 So no offset is ever committed before every output (clean and DLQ) of every record below
 it was acknowledged.
 
@@ -43,12 +43,6 @@ from stream_validator.service.plan.planner import BatchPlan
 
 log = logging.getLogger("stream_validator.service")
 
-#: How often offsets committed only asynchronously are committed again, synchronously. An
-#: asynchronous commit that fails (e.g. during a cooperative rebalance) reports nowhere the
-#: service looks; without this its partition's committed offset would stay behind until
-#: the next revoke or shutdown (lag shown wrongly, and a restart re-reads more than needed).
-CONFIRM_INTERVAL_S = 5.0
-
 
 class AtLeastOnce(BaseCommitter):
     """Pipelined delivery; commits what was acknowledged, asynchronously on an interval."""
@@ -79,7 +73,7 @@ class AtLeastOnce(BaseCommitter):
         self._clock = clock
         self._flights: deque[Flight] = deque()
         self._positions = CommitPositions()  # fed by the delivered flights, in order
-        self._last_commit = self._last_confirm = clock()
+        self._last_commit = clock()
 
     @property
     def producer(self) -> Producer:
@@ -122,12 +116,18 @@ class AtLeastOnce(BaseCommitter):
         """Serve acknowledgements; report finished batches; commit when the interval is up."""
         self._producer.poll(0)
         outcomes = self._take_ready() + self._collect(drained=False)
-        now = self._clock()
-        if now - self._last_commit >= self._interval_s:
+        failed = self._consumer.commit_failures()
+        if failed:
+            # E.g. during a cooperative rebalance: without sending them again, a partition
+            # kept through it would stay behind until the next revoke or shutdown (lag shown
+            # wrongly, and a restart re-reads more than needed).
+            again = self._positions.failed(failed)
+            log.warning(
+                "asynchronous commit failed; sent again with the next commit",
+                extra={"partitions": again},
+            )
+        if self._clock() - self._last_commit >= self._interval_s:
             self._commit("interval", asynchronous=True)
-        if now - self._last_confirm >= CONFIRM_INTERVAL_S and self._positions.unconfirmed:
-            self._last_confirm = now
-            self._commit("confirm", asynchronous=False)
         return outcomes
 
     def commit_pending(self, reason: str) -> None:
@@ -202,8 +202,6 @@ class AtLeastOnce(BaseCommitter):
     def _commit(self, reason: str, *, asynchronous: bool) -> None:
         """Commit the delivered offsets: those that moved (asynchronous), or all of them."""
         self._last_commit = self._clock()
-        # A synchronous commit repeats what was only committed asynchronously (its failure
-        # would go unseen).
         offsets = self._positions.to_commit(asynchronous=asynchronous)
         if not offsets:
             return

@@ -43,8 +43,8 @@ def merged_after(batches: Iterable[BatchOffsets]) -> dict[TopicPartitionKey, int
 
 @dataclass(slots=True)
 class CommitPositions:
-    """Per partition: one past the last delivered batch, the last commit issued and the last
-    commit known to have succeeded (an asynchronous commit's failure reports nowhere)."""
+    """Per partition: one past the last delivered batch, the last commit issued (and not
+    reported failed) and the last synchronous commit that succeeded."""
 
     delivered: dict[TopicPartitionKey, int] = field(default_factory=dict)
     sent: dict[TopicPartitionKey, int] = field(default_factory=dict)
@@ -59,15 +59,11 @@ class CommitPositions:
         """Delivered offsets wait for their commit."""
         return self.delivered != self.sent
 
-    @property
-    def unconfirmed(self) -> bool:
-        """Offsets were committed only asynchronously since the last synchronous commit."""
-        return self.sent != self.confirmed
-
     def to_commit(self, *, asynchronous: bool) -> dict[TopicPartitionKey, int]:
         """The delivered offsets a commit must carry, sorted: those that moved since the last
-        commit issued (asynchronous), or since the last one known to succeed (synchronous:
-        it repeats what was only committed asynchronously)."""
+        commit issued (asynchronous), or since the last synchronous one (synchronous, at a
+        revoke or shutdown: it repeats what was only committed asynchronously, whose result
+        may not have been reported yet)."""
         known = self.sent if asynchronous else self.confirmed
         moved = {k: v for k, v in self.delivered.items() if known.get(k) != v}
         return dict(sorted(moved.items()))
@@ -77,6 +73,15 @@ class CommitPositions:
         self.sent.update(offsets)
         if not asynchronous:
             self.confirmed.update(offsets)
+
+    def failed(self, offsets: dict[TopicPartitionKey, int]) -> list[TopicPartitionKey]:
+        """Asynchronous commits of these offsets were reported failed: each partition whose
+        last commit issued was that one goes out again with the next commit (a later commit
+        issued meanwhile supersedes it and reports for itself). The partitions sent again."""
+        again = [k for k, v in offsets.items() if self.sent.get(k) == v]
+        for key in again:
+            del self.sent[key]
+        return again
 
     def drop(self, keys: Iterable[TopicPartitionKey]) -> None:
         """Partitions another member owns now: never commit for them."""

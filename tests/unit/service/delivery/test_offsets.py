@@ -40,14 +40,27 @@ def test_an_asynchronous_commit_carries_only_what_moved() -> None:
 
 
 def test_a_synchronous_commit_repeats_what_was_only_committed_asynchronously() -> None:
-    """An asynchronous commit's failure reports nowhere: the confirm commit repeats it."""
+    """At a revoke or shutdown an asynchronous commit's result may not be known yet: the
+    synchronous commit repeats it, and a second synchronous commit has nothing to add."""
     positions = CommitPositions()
     positions.deliver({A: 8})
     positions.committed(positions.to_commit(asynchronous=True), asynchronous=True)
-    assert positions.unconfirmed
     assert positions.to_commit(asynchronous=False) == {A: 8}
     positions.committed({A: 8}, asynchronous=False)
-    assert not positions.unconfirmed and positions.to_commit(asynchronous=False) == {}
+    assert positions.to_commit(asynchronous=False) == {}
+
+
+def test_a_failed_asynchronous_commit_is_sent_again_unless_superseded() -> None:
+    """A failure reported later puts its partition back among the unsent; one whose later
+    commit was issued meanwhile stays as it is (that commit reports for itself)."""
+    positions = CommitPositions()
+    positions.deliver({A: 8, B: 3})
+    positions.committed(positions.to_commit(asynchronous=True), asynchronous=True)
+    positions.deliver({B: 5})
+    positions.committed(positions.to_commit(asynchronous=True), asynchronous=True)
+    assert not positions.unsent
+    assert positions.failed({A: 8, B: 3}) == [A]
+    assert positions.unsent and positions.to_commit(asynchronous=True) == {A: 8}
 
 
 def test_dropped_partitions_are_never_committed() -> None:

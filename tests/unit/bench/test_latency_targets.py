@@ -1,0 +1,49 @@
+"""bench_latency's target checks: each service row against the same round's bare loop."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
+
+import bench_latency
+
+
+def result(latencies: list[float], cpu_s: float) -> bench_latency.Result:
+    return bench_latency.Result(
+        sorted(latencies), [], len(latencies), len(latencies), 2e4, 0.0, cpu_s
+    )
+
+
+BARE = result([10.0] * 98 + [100.0, 100.0], cpu_s=1.0)  # p50 10, p99 100
+
+
+def test_each_service_target_is_checked_against_the_bare_loop() -> None:
+    slow = result([16.0] * 98 + [151.0, 151.0], cpu_s=2.1)
+    lines = bench_latency.targets([("bare", BARE), ("service", slow), ("none", "skipped")])
+    assert lines == [
+        "- service p50 16.0 <= 15.0 (bare p50 + 5 ms): NOT met",
+        "- service p99 151.0 <= 150.0 (1.5x bare p99): NOT met",
+        "- service CPU s 2.1 <= 2.0 (2x bare CPU): NOT met",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("peer", "p99", "verdict"),
+    [
+        ("service-eos", 250.0, "met"),  # 100 + 100 ms (the default interval) + 50
+        ("service-eos", 250.5, "NOT met"),
+        ("service-eos:commit_interval_s=0.05", 200.5, "NOT met"),
+    ],
+)
+def test_exactly_once_allows_one_commit_interval(peer: str, p99: float, verdict: str) -> None:
+    row = result([20.0] * 98 + [p99, p99], cpu_s=1.0)
+    (line,) = bench_latency.targets([("bare", BARE), (peer, row)])
+    assert line.endswith(f": {verdict}")
+
+
+def test_without_a_bare_row_nothing_is_checked() -> None:
+    assert bench_latency.targets([("service", BARE)]) == []
