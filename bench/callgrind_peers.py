@@ -7,7 +7,8 @@ Wall-clock CPU time means little on a shared machine; instructions do not move w
 load. Each peer (bench/peers.py, the same processes bench_peers.py times) consumes the
 first N ticks (~1 % bad) of one pre-loaded 4-partition topic with a fresh group, under
 valgrind callgrind, every thread counted (librdkafka's included). The figure is
-(Ir for the larger N - Ir for the smaller N) / the difference: start-up, imports and the
+(Ir for the larger N - Ir for the smaller N) / the difference in records handled (a peer
+stops between batches, a little past N, and says how far it went): start-up, imports and the
 group join cancel. ``--tree DIR``: also run the service from the checkout DIR (its own
 bench/peers.py and package, this venv), e.g. ``git archive COMMIT | tar -x -C DIR``.
 
@@ -32,8 +33,9 @@ from harness import HERE, create_topics, fill, topic_safe
 
 def instructions(
     peer: str, bootstrap: str, source: str, records: int, tree: Path | None, out: Path
-) -> int:
-    """Run one peer under callgrind over ``records`` records; its total instructions."""
+) -> tuple[int, int]:
+    """Run one peer under callgrind over ``records`` records; its total instructions and the
+    records it handled."""
     suffix = f"{topic_safe(peer)}-{records}-{time.time_ns()}"
     clean, dlq, group = f"cg-clean-{suffix}", f"cg-dlq-{suffix}", f"cg-{suffix}"
     create_topics(bootstrap, [clean, dlq], 4, True)
@@ -57,10 +59,13 @@ def instructions(
         group,
         str(records),
     ]
-    subprocess.run(command, capture_output=True, text=True, check=True, env=env)
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
     found = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.M)
     assert found is not None, f"no summary in {out}"
-    return int(found.group(1))
+    # A peer stops between batches, past ``records``: the records it handled in all (a
+    # peer that does not say so: ``records``).
+    handled = re.findall(r"^(\d+) records handled in all$", done.stdout, re.M)
+    return int(found.group(1)), int(handled[-1]) if handled else records
 
 
 def main() -> None:
@@ -95,7 +100,8 @@ def main() -> None:
                 instructions(peer, bootstrap, source, n, tree, where / f"cg.{index}.{peer}.{n}")
                 for n in (small, large)
             ]
-            rows.append((name, (counts[1] - counts[0]) / (large - small)))
+            (ir_small, n_small), (ir_large, n_large) = counts
+            rows.append((name, (ir_large - ir_small) / (n_large - n_small)))
     base = next((ir for name, ir in rows if name == "passthrough"), None)
     print(f"\nIr per record, ({large:,} - {small:,} records), every thread counted\n")
     print("| peer | Ir per record | vs pass-through |")
