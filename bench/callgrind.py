@@ -27,18 +27,30 @@ def instructions(
 ) -> int:
     """The instructions ``command`` (a Python child: ``sys.executable, script, ...``)
     executed, every thread counted; with ``marked``, only between its two marker calls."""
+    return run(command, env=env, marked=marked)[0]
+
+
+def run(
+    command: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    marked: bool = False,
+    keep: Path | None = None,
+) -> tuple[int, str]:
+    """``instructions`` and the child's standard output; ``keep``: callgrind's output file
+    is written there (for callgrind_annotate) instead of a temporary directory."""
     child_env = dict(os.environ if env is None else env)
     child_env.setdefault("PYTHONHASHSEED", "0")
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "callgrind.out"
+        out = keep or Path(tmp) / "callgrind.out"
         valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
         if marked:
             valgrind += MARKERS
-        subprocess.run(
+        done = subprocess.run(
             [*valgrind, *command], capture_output=True, text=True, check=True, env=child_env
         )
         text = (out.with_name(out.name + ".1") if marked else out).read_text()
     found = re.search(r"^(?:summary|totals): (\d+)", text, re.MULTILINE)
     if found is None:
         raise RuntimeError(f"no instruction total in callgrind's output of {command!r}")
-    return int(found.group(1))
+    return int(found.group(1)), done.stdout

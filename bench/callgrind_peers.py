@@ -1,13 +1,14 @@
 """Instructions per record of the broker peers (pass-through, the service), by callgrind.
 
 Run: KAFKA_BOOTSTRAP_SERVERS=... .venv/bin/python bench/callgrind_peers.py
-     [--peers passthrough,service] [--sizes 5000,25000] [--tree DIR ...]
+     [--peers passthrough,service] [--sizes 5000,25000] [--tree DIR ...] [--keep DIR]
 
 Wall-clock CPU time means little on a shared machine; instructions do not move with the
 load. Each peer (bench/peers.py, the same processes bench_peers.py times) consumes the
 first N ticks (~1 % bad) of one pre-loaded 4-partition topic with a fresh group, under
 valgrind callgrind, every thread counted (librdkafka's included). The figure is
-(Ir for the larger N - Ir for the smaller N) / the difference: start-up, imports and the
+(Ir for the larger N - Ir for the smaller N) / the difference in records handled (a peer
+stops between batches, a little past N, and says how far it went): start-up, imports and the
 group join cancel. ``--tree DIR``: also run the service from the checkout DIR (its own
 bench/peers.py and package, this venv), e.g. ``git archive COMMIT | tar -x -C DIR``.
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -28,8 +30,11 @@ import callgrind
 from harness import HERE, create_topics, fill, topic_safe
 
 
-def instructions(peer: str, bootstrap: str, source: str, records: int, tree: Path | None) -> int:
-    """Run one peer under callgrind over ``records`` records; its total instructions."""
+def instructions(
+    peer: str, bootstrap: str, source: str, records: int, tree: Path | None, keep: Path | None
+) -> tuple[int, int]:
+    """Run one peer under callgrind over ``records`` records; its total instructions and the
+    records it handled (``keep``: callgrind's output file goes there)."""
     suffix = f"{topic_safe(peer)}-{records}-{time.time_ns()}"
     clean, dlq, group = f"cg-clean-{suffix}", f"cg-dlq-{suffix}", f"cg-{suffix}"
     create_topics(bootstrap, [clean, dlq], 4, True)
@@ -40,7 +45,11 @@ def instructions(peer: str, bootstrap: str, source: str, records: int, tree: Pat
         script = tree / "bench" / "peers.py"
     env.pop("BENCH_CPU_MARK", None)
     command = [sys.executable, str(script), peer, bootstrap, source, clean, dlq, group]
-    return callgrind.instructions([*command, str(records)], env=env)
+    count, stdout = callgrind.run([*command, str(records)], env=env, keep=keep)
+    # A peer stops between batches, past ``records``: the records it handled in all (a
+    # peer that does not say so: ``records``).
+    handled = re.findall(r"^(\d+) records handled in all$", stdout, re.M)
+    return count, int(handled[-1]) if handled else records
 
 
 def main() -> None:
@@ -49,6 +58,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="5000,25000")
     parser.add_argument(
         "--tree", type=Path, action="append", default=[], help="also the service from DIR"
+    )
+    parser.add_argument(
+        "--keep", type=Path, help="keep the callgrind files in this directory (callgrind_annotate)"
     )
     args = parser.parse_args()
     bootstrap = os.environ["KAFKA_BOOTSTRAP_SERVERS"]
@@ -61,11 +73,24 @@ def main() -> None:
     runs: list[tuple[str, Path | None]] = [(p, None) for p in args.peers.split(",")]
     runs += [("service", tree.resolve()) for tree in args.tree]
     rows = []
-    for peer, tree in runs:
+    if args.keep is not None:
+        args.keep.mkdir(parents=True, exist_ok=True)
+    for index, (peer, tree) in enumerate(runs):
         name = peer if tree is None else f"{peer} from {tree}"
         print(f"==> {name}", file=sys.stderr, flush=True)
-        counts = [instructions(peer, bootstrap, source, n, tree) for n in (small, large)]
-        rows.append((name, (counts[1] - counts[0]) / (large - small)))
+        counts = [
+            instructions(
+                peer,
+                bootstrap,
+                source,
+                n,
+                tree,
+                args.keep / f"cg.{index}.{peer}.{n}" if args.keep is not None else None,
+            )
+            for n in (small, large)
+        ]
+        (ir_small, n_small), (ir_large, n_large) = counts
+        rows.append((name, (ir_large - ir_small) / (n_large - n_small)))
     base = next((ir for name, ir in rows if name == "passthrough"), None)
     print(f"\nIr per record, ({large:,} - {small:,} records), every thread counted\n")
     print("| peer | Ir per record | vs pass-through |")

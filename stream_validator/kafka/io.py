@@ -4,7 +4,7 @@
 bounded time; a record the empty queue cannot hold is too large, as the client's own size
 check would say);
 ``send_all`` enqueues a sequence without waiting for acknowledgements (the service's
-pipelined hot path: ``Producer.produce_batch``, one callback per record and no object);
+pipelined hot path: ``Producer.produce_batch``, acknowledgements counted by an ``AckTally``);
 ``produce_all`` sends a sequence one by one, flushes, and returns one ``Delivery`` per record
 sent, its error classified:
 
@@ -33,7 +33,7 @@ from stream_validator.kafka.ports import (
     MSG_SIZE_TOO_LARGE,
     QUEUE_FULL,
     RECORD_REJECTIONS,
-    AckCallback,
+    AckTally,
     DeliveryCallback,
     DeliveryFailure,
     DeliveryReport,
@@ -158,12 +158,13 @@ def _never_fits(record: Producible) -> KafkaClientError:
 def send_all(
     producer: Producer,
     records: list[R],
-    on_ack: AckCallback,
+    tally: AckTally,
     *,
     too_large: Callable[[R], R | None] = lambda _: None,
 ) -> tuple[list[tuple[int, KafkaErrorInfo]], list[int]]:
-    """Enqueue every record in order; ``on_ack`` learns each acknowledgement (or failure)
-    later, inside ``poll``/``flush``. Nothing waits for the broker.
+    """Enqueue every record in order; ``tally`` (``producer.ack_tally``) learns each
+    acknowledgement (or failure) later, inside ``poll``/``flush``. Nothing waits for the
+    broker.
 
     A record the client does not take goes through ``produce_one`` (waiting for room); one
     too large is replaced in ``records`` by ``too_large(record)`` when that gives one.
@@ -174,12 +175,12 @@ def send_all(
     replaced: list[int] = []
     index, count = 0, len(records)
     while index < count:
-        index = producer.produce_batch(records, index, on_ack)
+        index = producer.produce_batch(records, index, tally)
         if index == count:
             break
         record = records[index]
         try:
-            produce_one(producer, record, _with_record(on_ack, record))
+            produce_one(producer, record, _with_record(tally, record))
         except KafkaClientError as exc:
             replacement = None
             if exc.info.code == MSG_SIZE_TOO_LARGE and index not in replaced[-1:]:
@@ -194,12 +195,12 @@ def send_all(
     return refused, replaced
 
 
-def _with_record(on_ack: AckCallback, record: Producible) -> DeliveryCallback:
+def _with_record(tally: AckTally, record: Producible) -> DeliveryCallback:
     def delivered(report: DeliveryReport) -> None:
         failure = None
         if report.error is not None:
             failure = DeliveryFailure(report.error, record.topic, record.key, record.value)
-        on_ack(failure)
+        tally.settle(failure)
 
     return delivered
 

@@ -54,6 +54,13 @@ def read_records(
     raw = _raw_headers(messages, unreadable)
     headers = _record_headers(raw) if any(raw) else [[] for _ in raw]
     stamps = list(map(_timestamp, messages))
+    kinds = list(map(_KIND, stamps))  # column by column, in C
+    times: list[int | None] = list(map(_TIME, stamps))
+    if TIMESTAMP_NOT_AVAILABLE in kinds:  # no timestamp: None, not the client's -1
+        times = [
+            None if kind == TIMESTAMP_NOT_AVAILABLE else ts
+            for kind, ts in zip(kinds, times, strict=True)
+        ]
     offsets: list[int | None] = list(map(_offset, messages))
     if None in offsets:  # never for a record (only for error events); kept total anyway
         offsets = [OFFSET_INVALID if offset is None else offset for offset in offsets]
@@ -68,8 +75,8 @@ def read_records(
                 map(_key, messages),  # bytes: the consumer has no deserializers
                 map(_value, messages),
                 headers,
-                [None if kind == TIMESTAMP_NOT_AVAILABLE else ts for kind, ts in stamps],
-                [kind for kind, _ in stamps],
+                times,
+                kinds,
                 strict=True,
             ),
         )
@@ -99,6 +106,7 @@ def _raw_headers(
 
 
 _NAME, _VALUE = itemgetter(0), itemgetter(1)
+_KIND, _TIME = itemgetter(0), itemgetter(1)  # of Message.timestamp()
 _HEADER_VALUE_TYPES = frozenset({bytes, type(None)})
 
 

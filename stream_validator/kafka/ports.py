@@ -45,8 +45,21 @@ FENCING = frozenset(
 
 RebalanceCallback = Callable[[list[TopicPartitionKey]], None]
 DeliveryCallback = Callable[["DeliveryReport"], None]
-#: ``produce_batch``'s callback: None for an acknowledged record, else what failed.
-AckCallback = Callable[["DeliveryFailure | None"], None]
+#: What learns each failed output of ``produce_batch`` (acknowledged ones are only counted).
+FailureCallback = Callable[["DeliveryFailure"], None]
+
+
+class AckTally(Protocol):
+    """A batch's delivery callback, made by ``Producer.ack_tally``: it counts the outputs
+    acknowledged (no Python frame per record with librdkafka) and hands each failure on."""
+
+    @property
+    def acked(self) -> int:
+        """How many outputs were acknowledged so far."""
+
+    def settle(self, failure: DeliveryFailure | None, /) -> None:
+        """One output's outcome learned another way (a record produced on its own): None
+        when acknowledged, else its failure."""
 
 
 class Producible(Protocol):
@@ -185,11 +198,15 @@ class Producer(Protocol):
     def produce(self, record: Producible, on_delivery: DeliveryCallback) -> None:
         """Enqueue; raises BufferError (queue full) or KafkaClientError (refused locally)."""
 
-    def produce_batch(self, records: Sequence[Producible], start: int, on_ack: AckCallback) -> int:
-        """Enqueue ``records[start:]`` in order, each acknowledged through ``on_ack``; stop
+    def ack_tally(self, on_failure: FailureCallback) -> AckTally:
+        """A new tally for ``produce_batch``: counts acknowledgements, ``on_failure`` learns
+        each failed output."""
+
+    def produce_batch(self, records: Sequence[Producible], start: int, tally: AckTally) -> int:
+        """Enqueue ``records[start:]`` in order, each acknowledged through ``tally``; stop
         at the first record the client does not take (queue full, refused locally) and
         return its index (``len(records)``: all enqueued). ``produce`` that record to learn
-        why. The hot path: no per-record report object, no per-record Python closure."""
+        why. The hot path: no per-record report object, no per-record Python frame."""
 
     def poll(self, timeout_s: float) -> int:
         """Serve delivery callbacks; return how many ran."""

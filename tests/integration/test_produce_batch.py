@@ -5,6 +5,7 @@ its key, headers and timestamp."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from confluent_kafka import Producer
@@ -13,6 +14,7 @@ from kafka_helpers import create_topic, read_topic
 from stream_validator.kafka.confluent import ConfluentProducer
 from stream_validator.kafka.io import send_all
 from stream_validator.kafka.ports import MSG_SIZE_TOO_LARGE, DeliveryFailure
+from stream_validator.records import OutputRecord, SourceRecord
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
@@ -42,10 +44,21 @@ def outputs(topic: str, count: int) -> list[Out]:
     ]
 
 
+def as_output_records(records: list[Out]) -> list[OutputRecord]:
+    """The same records as the service's outputs (tuples: read by index)."""
+    source = SourceRecord("src", 0, 0, None, b"", [], None)
+    return [
+        OutputRecord("clean", r.topic, r.key, r.value, r.headers, r.timestamp_ms, source)
+        for r in records
+    ]
+
+
+@pytest.mark.parametrize("form", ["dataclass", "OutputRecord"])
 def test_a_full_local_queue_stops_the_batch_at_the_first_record_not_taken(
-    kafka_bootstrap: str,
+    kafka_bootstrap: str, form: str
 ) -> None:
-    """The batch stops at the first record the full queue does not take; all 40 land as sent."""
+    """The batch stops at the first record the full queue does not take; all 40 land as sent
+    (any Producible, and the service's OutputRecords)."""
     topic = create_topic(kafka_bootstrap, prefix="produce-batch")
     client = Producer(
         {
@@ -55,16 +68,19 @@ def test_a_full_local_queue_stops_the_batch_at_the_first_record_not_taken(
         }
     )
     producer = ConfluentProducer(client)
-    records = outputs(topic, 40)
-    acks: list[DeliveryFailure | None] = []
-    assert producer.produce_batch(records, 0, acks.append) == 7
-    assert producer.produce_batch(records, 7, acks.append) == 7  # still full
+    records: list[Any] = outputs(topic, 40)
+    if form == "OutputRecord":
+        records = as_output_records(records)
+    failures: list[DeliveryFailure] = []
+    acks = producer.ack_tally(failures.append)
+    assert producer.produce_batch(records, 0, acks) == 7
+    assert producer.produce_batch(records, 7, acks) == 7  # still full
     assert producer.flush(30.0) == 0
-    assert producer.produce_batch(records, 7, acks.append) == 14
-    refused, replaced = send_all(producer, records[14:], acks.append)
+    assert producer.produce_batch(records, 7, acks) == 14
+    refused, replaced = send_all(producer, records[14:], acks)
     assert (refused, replaced) == ([], [])
     assert producer.flush(30.0) == 0
-    assert acks == [None] * 40
+    assert (acks.acked, failures) == (40, [])
     landed = read_topic(kafka_bootstrap, topic)
     assert [m.value for m in landed] == [r.value for r in records]
     assert [m.key for m in landed] == [r.key for r in records]
@@ -86,12 +102,13 @@ def test_a_record_too_large_is_where_the_batch_stops_and_is_refused_alone(
     )
     records = outputs(topic, 12)
     records[5] = Out(topic, b"big", b"x" * 5000, [], None)
-    acks: list[DeliveryFailure | None] = []
-    assert producer.produce_batch(records, 0, acks.append) == 5
-    refused, replaced = send_all(producer, records, acks.append)
+    failures: list[DeliveryFailure] = []
+    acks = producer.ack_tally(failures.append)
+    assert producer.produce_batch(records, 0, acks) == 5
+    refused, replaced = send_all(producer, records, acks)
     assert replaced == []
     assert [(index, info.code) for index, info in refused] == [(5, MSG_SIZE_TOO_LARGE)]
     assert producer.flush(30.0) == 0
-    assert acks == [None] * (5 + 11)  # the first five twice, every other record once
+    assert (acks.acked, failures) == (5 + 11, [])  # the first five twice, every other once
     landed = [m.value for m in read_topic(kafka_bootstrap, topic)]
     assert landed == [r.value for r in records[:5]] * 2 + [r.value for r in records[6:]]

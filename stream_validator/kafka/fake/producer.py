@@ -11,14 +11,32 @@ from stream_validator.kafka.fake.consumer import FakeGroupMetadata
 from stream_validator.kafka.ports import (
     FENCED,
     MSG_SIZE_TOO_LARGE,
-    AckCallback,
+    AckTally,
     DeliveryCallback,
     DeliveryFailure,
     DeliveryReport,
+    FailureCallback,
     GroupMetadata,
     Producible,
 )
 from stream_validator.records import TopicPartitionKey
+
+
+class Tally:
+    """``ports.AckTally`` in Python (the native one counts librdkafka's callbacks)."""
+
+    __slots__ = ("acked", "on_failure")
+
+    def __init__(self, on_failure: FailureCallback) -> None:
+        self.acked = 0
+        self.on_failure = on_failure
+
+    def settle(self, failure: DeliveryFailure | None, /) -> None:
+        """Count an acknowledgement, or hand the failure on."""
+        if failure is None:
+            self.acked += 1
+        else:
+            self.on_failure(failure)
 
 
 def _fail(code: str, reason: str, **flags: bool) -> KafkaClientError:
@@ -77,7 +95,10 @@ class FakeProducer:
         if faults.on_produce is not None:
             faults.on_produce(faults.produced, record)
 
-    def produce_batch(self, records: Sequence[Producible], start: int, on_ack: AckCallback) -> int:
+    def ack_tally(self, on_failure: FailureCallback) -> AckTally:
+        return Tally(on_failure)
+
+    def produce_batch(self, records: Sequence[Producible], start: int, tally: AckTally) -> int:
         for index in range(start, len(records)):
             record = records[index]
 
@@ -85,7 +106,7 @@ class FakeProducer:
                 failure = None
                 if report.error is not None:
                     failure = DeliveryFailure(report.error, r.topic, r.key, r.value)
-                on_ack(failure)
+                tally.settle(failure)
 
             try:
                 self.produce(record, delivered)

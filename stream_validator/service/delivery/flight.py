@@ -1,11 +1,12 @@
 """Batches whose outputs are on their way: the one send path of both committers.
 
 ``launch`` sends a batch's outputs with ``kafka.io.send_all`` (the adapter's produce loop)
-and the committer goes on consuming; each batch becomes a ``Flight`` that counts its
-acknowledgements (one decrement per record, in the producer's delivery callback: no object
-per record). A flight is complete when every output was acknowledged; only then may its
-offsets be committed and its counts reported (``accounting``), taken from what was produced
-since all of it landed. A failed or refused output marks its flight failed; what failed is
+and the committer goes on consuming; each batch becomes a ``Flight`` whose ``AckTally``
+(``Producer.ack_tally``: native with librdkafka) counts its acknowledgements, with no
+Python frame or object per record; failures reach the flight one by one. A flight is
+complete when every output was acknowledged; only then may its offsets be committed and
+its counts reported (``accounting``), taken from what was produced since all of it landed.
+A failed or refused output marks its flight failed; what failed is
 worked out from the flight's outputs only then (rare).
 
 While refused records are being isolated (``rejections``), ``launch`` first turns the clean
@@ -18,12 +19,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
+from operator import attrgetter
 
 from stream_validator.errors import KafkaErrorInfo
 from stream_validator.kafka.io import send_all
 from stream_validator.kafka.ports import (
     MSG_SIZE_TOO_LARGE,
     RECORD_REJECTIONS,
+    AckTally,
     DeliveryFailure,
     Producer,
 )
@@ -43,17 +47,17 @@ class Flight:
     offsets: BatchOffsets
     outputs: list[OutputRecord]  # in produce order (after too-large replacements)
     started: float  # perf_counter at submit (the batch event's duration)
-    pending: int = 0
+    tally: AckTally  # counts the acknowledgements; failures go to ``failures``
+    expected: int = 0  # the acknowledgements to come (outputs the client took)
     failures: list[DeliveryFailure] = field(default_factory=list)
     refused: list[tuple[int, KafkaErrorInfo]] = field(default_factory=list)  # by the client
     replaced: list[int] = field(default_factory=list)  # clean outputs sent as DLQ entries
     alone: frozenset[int] = frozenset()  # produced on their own (suspects), ascending
 
-    def on_ack(self, failure: DeliveryFailure | None) -> None:
-        """The producer's answer for one output (the hot path: keep it tiny)."""
-        self.pending -= 1
-        if failure is not None:
-            self.failures.append(failure)
+    @property
+    def pending(self) -> int:
+        """The outputs not answered yet."""
+        return self.expected - self.tally.acked - len(self.failures)
 
     @property
     def failed(self) -> bool:
@@ -63,7 +67,7 @@ class Flight:
     @property
     def complete(self) -> bool:
         """Every output was acknowledged."""
-        return self.pending == 0 and not self.failures and not self.refused
+        return self.tally.acked == self.expected and not self.failures and not self.refused
 
     def delivered(self, acked_at: float) -> list[RouteDelivery]:
         """Per route, what the complete flight delivered (every output acknowledged by
@@ -109,6 +113,9 @@ class Flight:
         return self.plans[-1]
 
 
+_outputs = attrgetter("outputs")
+
+
 def launch(
     producer: Producer,
     plans: Sequence[BatchPlan],
@@ -118,13 +125,25 @@ def launch(
 ) -> Flight:
     """Send every output of the plans without waiting (the hot path: nothing refused is
     being isolated); a clean output the client finds too large goes as ``oversized``."""
-    outputs = [out for plan in plans for out in plan.outputs]
-    flight = Flight(plans, offsets, outputs, started, pending=len(outputs))
+    outputs = list(chain.from_iterable(map(_outputs, plans)))  # in C: no bytecode per output
+    flight = _flight(producer, plans, offsets, outputs, started)
     flight.refused, flight.replaced = send_all(
-        producer, outputs, flight.on_ack, too_large=_oversized(plans, replacements)
+        producer, outputs, flight.tally, too_large=_oversized(plans, replacements)
     )
-    flight.pending -= len(flight.refused)  # no callback comes for those
+    flight.expected -= len(flight.refused)  # no callback comes for those
     return flight
+
+
+def _flight(
+    producer: Producer,
+    plans: Sequence[BatchPlan],
+    offsets: BatchOffsets,
+    outputs: list[OutputRecord],
+    started: float,
+) -> Flight:
+    failures: list[DeliveryFailure] = []
+    tally = producer.ack_tally(failures.append)
+    return Flight(plans, offsets, outputs, started, tally, len(outputs), failures)
 
 
 def launch_isolating(
@@ -140,8 +159,8 @@ def launch_isolating(
     """``launch`` while refused records are isolated (rare): clean outputs refused alone go
     as ``delivery_rejected`` DLQ entries, and each suspect is produced alone, the producer
     flushed before and after it."""
-    outputs = [out for plan in plans for out in plan.outputs]
-    flight = Flight(plans, offsets, outputs, started, pending=len(outputs))
+    outputs = list(chain.from_iterable(map(_outputs, plans)))  # in C: no bytecode per output
+    flight = _flight(producer, plans, offsets, outputs, started)
     converted = []
     for index, output in enumerate(outputs):
         prepared = replacements.prepare(flight.plan_at(index), output)
@@ -160,7 +179,7 @@ def launch_isolating(
         start = index + 1
     _send_part(producer, flight, start, len(outputs), too_large)
     flight.replaced = sorted(converted + flight.replaced)
-    flight.pending -= len(flight.refused)  # no callback comes for those
+    flight.expected -= len(flight.refused)  # no callback comes for those
     return flight
 
 
@@ -175,7 +194,7 @@ def _send_part(
     if start >= end:
         return
     part = flight.outputs[start:end]
-    refused, replaced = send_all(producer, part, flight.on_ack, too_large=too_large)
+    refused, replaced = send_all(producer, part, flight.tally, too_large=too_large)
     flight.outputs[start:end] = part  # with the too-large replacements
     flight.refused += [(start + i, info) for i, info in refused]
     flight.replaced += [start + i for i in replaced]

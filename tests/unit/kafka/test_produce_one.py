@@ -122,10 +122,11 @@ def test_send_all_replaces_a_record_larger_than_the_queue() -> None:
     producer = broker.producer(queue_bytes=100)
     records = [record(b"a"), record(b"x" * 200), record(b"b")]
     replacement = OutputRecord("dlq", "dlq", None, b"oversized", [], None, SOURCE)
-    acks: list[object] = []
-    refused, replaced = send_all(producer, records, acks.append, too_large=lambda _r: replacement)
+    failures: list[object] = []
+    tally = producer.ack_tally(failures.append)
+    refused, replaced = send_all(producer, records, tally, too_large=lambda _r: replacement)
     producer.flush(1.0)
     assert (refused, replaced) == ([], [1])
     assert [r.value for r in broker.records("t")] == [b"a", b"b"]
     assert [r.value for r in broker.records("dlq")] == [b"oversized"]
-    assert acks == [None] * 3
+    assert (tally.acked, failures) == (3, [])

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from stream_validator.kafka.fake.producer import Tally
 from stream_validator.records import OutputRecord, SourceRecord
 from stream_validator.service.delivery.flight import Flight, launch_isolating
 from stream_validator.service.delivery.offsets import BatchOffsets
@@ -56,7 +57,9 @@ def test_each_route_gets_its_counts_dlq_positions_and_latencies() -> None:
     ]
     second = [output("dlq", 4, 98_000), output("clean", 5, 98_000)]
     outputs = first + second
-    flight = Flight([plan("a", first), plan("b", second)], BatchOffsets({}, {}), outputs, 0.0)
+    flight = Flight(
+        [plan("a", first), plan("b", second)], BatchOffsets({}, {}), outputs, 0.0, Tally([].append)
+    )
     a, b = flight.delivered(acked_at=100.0)
     assert (a.route, a.clean, a.dlq, a.quarantined, a.truncated) == ("a", 3, 1, [1], 1)
     assert a.latencies == pytest.approx([1.0, 0.0])
@@ -67,7 +70,9 @@ def test_each_route_gets_its_counts_dlq_positions_and_latencies() -> None:
 def test_an_all_clean_route_has_no_dlq_positions() -> None:
     """No DLQ output: nothing quarantined, every clean output has its latency."""
     outputs = [output("clean", i, 99_000 + i) for i in range(3)]
-    (route,) = Flight([plan("a", outputs)], BatchOffsets({}, {}), outputs, 0.0).delivered(100.0)
+    (route,) = Flight(
+        [plan("a", outputs)], BatchOffsets({}, {}), outputs, 0.0, Tally([].append)
+    ).delivered(100.0)
     assert (route.clean, route.dlq, route.quarantined) == (3, 0, [])
     assert route.latencies == pytest.approx([1.0, 0.999, 0.998])
 
@@ -78,7 +83,10 @@ class _Recorder:
     def __init__(self) -> None:
         self.calls: list[object] = []
 
-    def produce_batch(self, records: list[OutputRecord], start: int, on_ack: object) -> int:
+    def ack_tally(self, on_failure: object) -> Tally:
+        return Tally([].append)
+
+    def produce_batch(self, records: list[OutputRecord], start: int, tally: object) -> int:
         self.calls.append([r.source.offset for r in records[start:]])
         return len(records)
 
