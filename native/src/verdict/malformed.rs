@@ -90,18 +90,7 @@ impl<'a> Scan<'a> {
             self.value(depth)?;
             self.ws();
             match self.peek()? {
-                b',' => {
-                    let comma = self.at;
-                    self.at += 1;
-                    self.ws();
-                    if self.peek()? == b'}' {
-                        return Err(if self.at == comma + 1 {
-                            Stop::At(comma, "trailing comma is not allowed")
-                        } else {
-                            Stop::Unsure
-                        });
-                    }
-                }
+                b',' => self.comma(b'}')?,
                 b'}' => {
                     self.at += 1;
                     return Ok(());
@@ -109,6 +98,22 @@ impl<'a> Scan<'a> {
                 _ => return Err(Stop::At(self.at, "unexpected character, expected ',' or '}'")),
             }
         }
+    }
+
+    /// Past a ',' inside an object or array closed by `close`: a trailing comma right
+    /// before `close` is orjson's error; after whitespace it is left to the Python rules.
+    fn comma(&mut self, close: u8) -> Step<()> {
+        let comma = self.at;
+        self.at += 1;
+        self.ws();
+        if self.peek()? == close {
+            return Err(if self.at == comma + 1 {
+                Stop::At(comma, "trailing comma is not allowed")
+            } else {
+                Stop::Unsure
+            });
+        }
+        Ok(())
     }
 
     fn array(&mut self, depth: usize) -> Step<usize> {
@@ -127,18 +132,7 @@ impl<'a> Scan<'a> {
             items += 1;
             self.ws();
             match self.peek()? {
-                b',' => {
-                    let comma = self.at;
-                    self.at += 1;
-                    self.ws();
-                    if self.peek()? == b']' {
-                        return Err(if self.at == comma + 1 {
-                            Stop::At(comma, "trailing comma is not allowed")
-                        } else {
-                            Stop::Unsure
-                        });
-                    }
-                }
+                b',' => self.comma(b']')?,
                 b']' => {
                     self.at += 1;
                     return Ok(items);
