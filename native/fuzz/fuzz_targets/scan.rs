@@ -4,8 +4,9 @@
 //! contract's shape (every field type, bounds of both kinds, a pattern, lengths, allowed
 //! values, rules with division), plus an order book (an object, an array of level objects
 //! with a nullable leaf) and a rule with or/not/in/strings on a nested path, judged with
-//! unknown fields reported and forbidden, with and without skew windows. Run by
-//! scripts/fuzz.sh.
+//! unknown fields reported and forbidden, with and without skew windows; and the judge of
+//! payloads that are not one JSON object (`malformed`), which must name a violation, or
+//! leave the payload to the Python rules, for any bytes. Run by scripts/fuzz.sh.
 #![no_main]
 
 #[path = "../../src/verdict/mod.rs"]
@@ -158,5 +159,9 @@ fuzz_target!(|data: &[u8]| {
                 assert!(unknown.is_empty());
             }
         }
+    }
+    if let Some((kind, message)) = verdict::malformed::judge(data) {
+        let kinds = [verdict::malformed::UNDECODABLE, verdict::malformed::NOT_A_MAPPING];
+        assert!(kinds.contains(&kind) && !message.is_empty());
     }
 });
