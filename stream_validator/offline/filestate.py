@@ -52,11 +52,7 @@ class FileState:
         """Fold one share of a batch in: valid lines, and quarantined ones whose key passed,
         each state field used only when it passed (``state.distrusted``; ``decoded``:
         what ``add_payloads`` decoded of each)."""
-        # Per quarantined line, not per line: most lines are valid.
-        parts = {
-            position: distrusted(self._spec, q.violations) for position, q in quarantined.items()
-        }
-        unfed = sorted(position for position, part in parts.items() if "key" in part)
+        parts, unfed = self._distrusted(quarantined)
         values, rows = without(payloads, unfed), without(decoded, unfed)
         distrust: dict[int, frozenset[str]] = {}
         for position, part in parts.items():
@@ -77,15 +73,23 @@ class FileState:
     def feed_scanned(self, records: Any, quarantined: dict[int, QuarantinedRecord]) -> None:
         """Fold in the records of one ``add_lines`` call (``records``: its ``ScannedLines``,
         whose rows ``self.rows`` holds): as ``feed``, without a list per record."""
-        parts = {
-            position: distrusted(self._spec, q.violations) for position, q in quarantined.items()
-        }
-        unfed = sorted(position for position, part in parts.items() if "key" in part)
+        parts, unfed = self._distrusted(quarantined)
         distrust = {
             position: part for position, part in parts.items() if part and "key" not in part
         }
         for events in self._feed.observe_rows(0, records, self.rows, unfed, distrust):
             self.tally.add(events)
+
+    def _distrusted(
+        self, quarantined: dict[int, QuarantinedRecord]
+    ) -> tuple[dict[int, frozenset[str]], list[int]]:
+        """Per quarantined line (not per line: most lines are valid), the state fields it
+        may not feed (``state.distrusted``); and the positions, ascending, of those whose
+        key did not pass: they feed nothing."""
+        parts = {
+            position: distrusted(self._spec, q.violations) for position, q in quarantined.items()
+        }
+        return parts, sorted(position for position, part in parts.items() if "key" in part)
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready, for the file summary."""

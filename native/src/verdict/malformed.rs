@@ -67,13 +67,7 @@ impl<'a> Scan<'a> {
     }
 
     fn object(&mut self, depth: usize) -> Step<()> {
-        if depth > MAX_DEPTH {
-            return Err(Stop::Unsure);
-        }
-        self.at += 1;
-        self.ws();
-        if self.peek()? == b'}' {
-            self.at += 1;
+        if self.open(depth, b'}')? {
             return Ok(());
         }
         loop {
@@ -100,6 +94,22 @@ impl<'a> Scan<'a> {
         }
     }
 
+    /// At the '{' or '[' of a container closed by `close`: past it, and true when the
+    /// container is empty (then past its `close` too); nesting past orjson's limit is left
+    /// to the Python rules.
+    fn open(&mut self, depth: usize, close: u8) -> Step<bool> {
+        if depth > MAX_DEPTH {
+            return Err(Stop::Unsure);
+        }
+        self.at += 1;
+        self.ws();
+        if self.peek()? == close {
+            self.at += 1;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
     /// Past a ',' inside an object or array closed by `close`: a trailing comma right
     /// before `close` is orjson's error; after whitespace it is left to the Python rules.
     fn comma(&mut self, close: u8) -> Step<()> {
@@ -117,13 +127,7 @@ impl<'a> Scan<'a> {
     }
 
     fn array(&mut self, depth: usize) -> Step<usize> {
-        if depth > MAX_DEPTH {
-            return Err(Stop::Unsure);
-        }
-        self.at += 1;
-        self.ws();
-        if self.peek()? == b']' {
-            self.at += 1;
+        if self.open(depth, b']')? {
             return Ok(0);
         }
         let mut items = 0;
