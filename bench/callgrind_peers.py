@@ -1,7 +1,8 @@
 """Instructions per record of the broker peers (pass-through, the service), by callgrind.
 
 Run: KAFKA_BOOTSTRAP_SERVERS=... .venv/bin/python bench/callgrind_peers.py
-     [--peers passthrough,service] [--sizes 5000,25000] [--tree DIR ...] [--keep DIR]
+     [--peers passthrough,passthrough-reported,service] [--sizes 5000,25000]
+     [--tree DIR ...] [--keep DIR]
 
 Wall-clock CPU time means little on a shared machine; instructions do not move with the
 load. Each peer (bench/peers.py, the same processes bench_peers.py times) consumes the

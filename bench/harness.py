@@ -27,6 +27,7 @@ REPO = HERE.parent
 QUIX_PYTHON = REPO / ".venv-quix" / "bin" / "python"
 LABELS = {
     "passthrough": "pass-through: consume(1000) -> produce same bytes",
+    "passthrough-reported": "pass-through with a delivery report per record (ignored)",
     "bare": "bare loop: consume(500, 0.1) -> produce same bytes",
     "naive": "naive: json.loads + checks, DLQ via json.dumps",
     "quix": "Quix Streams + strict pydantic, DLQ topic",
