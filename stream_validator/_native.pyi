@@ -2,9 +2,11 @@
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 from stream_validator.state.events import SymbolEvent
+
+T = TypeVar("T")
 
 def build_version() -> str: ...
 
@@ -132,3 +134,15 @@ class AckCounter:
     def acked(self) -> int: ...
     def __call__(self, error: Any, message: Any, /) -> None: ...
     def settle(self, failure: Any, /) -> None: ...
+
+def clean_outputs(
+    cls: type[T],
+    kind: str,
+    topic: str,
+    records: list[Any],
+    at: tuple[int, int, int, int],
+    tail: tuple[Any, ...],
+    /,
+) -> list[T]:
+    """``[cls(kind, topic, r[at[0]], r[at[1]], r[at[2]], r[at[3]], r, *tail) for r in
+    records]`` for a tuple subclass ``cls``, each allocated once (native/src/records.rs)."""

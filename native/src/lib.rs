@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 mod avro;
 mod delivery;
 mod offline;
+mod records;
 pub mod state;
 mod verdict;
 
@@ -26,6 +27,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<verdict::py::VerdictPlan>()?;
     m.add_class::<avro::py::AvroPlan>()?;
     m.add_class::<delivery::AckCounter>()?;
+    m.add_function(wrap_pyfunction!(records::clean_outputs, m)?)?;
     m.add_function(wrap_pyfunction!(verdict::py::native_enabled, m)?)?;
     m.add_class::<offline::ScannedLines>()?;
     m.add_function(wrap_pyfunction!(offline::scan_lines, m)?)?;

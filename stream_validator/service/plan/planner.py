@@ -18,6 +18,7 @@ from operator import attrgetter, itemgetter
 from typing import Any, Literal
 
 from stream_validator import __version__
+from stream_validator._native import clean_outputs as _native_outputs
 from stream_validator.config.settings import RouteConfig
 from stream_validator.contracts.model import nullable_paths
 from stream_validator.dlq import EnvelopeContext, build_dlq_record
@@ -356,10 +357,13 @@ class RouteProcessor:
 def clean_outputs(topic: str, records: Sequence[SourceRecord]) -> list[OutputRecord]:
     """Each record as a clean output to ``topic`` (key, value, headers, timestamp kept).
 
-    Once per record on the hot path, so built column by column in C: ``tuple.__new__`` over
-    ``zip`` makes each OutputRecord without the Python frame of its ``__new__`` (about 40 %
-    cheaper than a comprehension calling ``OutputRecord(...)``).
+    Once per record on the hot path, so built natively (``_native.clean_outputs``: each
+    OutputRecord allocated once and filled in place; about 1,200 instructions a record with
+    its deallocation, against 2,500 for the column-by-column build in C below, which takes
+    any other sequence).
     """
+    if type(records) is list:
+        return _native_outputs(OutputRecord, "clean", topic, records, _SOURCE_AT, _TAIL)
     return list(
         map(
             _new_tuple,
@@ -379,12 +383,17 @@ def clean_outputs(topic: str, records: Sequence[SourceRecord]) -> list[OutputRec
     )
 
 
-# Field getters of SourceRecord (itemgetter: C, no frame). The zip above follows OutputRecord's
-# field order; tests/unit/service/plan/test_planner.py checks it against keyword construction.
-_key, _value, _headers, _timestamp_ms = (
-    itemgetter(SourceRecord._fields.index(name))
-    for name in ("key", "value", "headers", "timestamp_ms")
+# Field getters of SourceRecord (itemgetter: C, no frame). Both builds follow OutputRecord's
+# field order; tests/unit/service/plan/test_planner.py checks them against keyword
+# construction.
+_SOURCE_AT: tuple[int, int, int, int] = (
+    SourceRecord._fields.index("key"),
+    SourceRecord._fields.index("value"),
+    SourceRecord._fields.index("headers"),
+    SourceRecord._fields.index("timestamp_ms"),
 )
+_key, _value, _headers, _timestamp_ms = (itemgetter(at) for at in _SOURCE_AT)
+_TAIL = (False, None)  # truncated, first_violation
 _new_tuple = tuple.__new__
 
 

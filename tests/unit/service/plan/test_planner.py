@@ -6,6 +6,9 @@ import json
 from collections import Counter
 from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
 
 import stream_validator
 from stream_validator.contracts import load_contract
@@ -162,8 +165,10 @@ def test_skew_windows_use_the_validation_time(make_tick: TickFactory) -> None:
     assert [o.first_violation for o in late.outputs] == ["timestamp_out_of_range"]
 
 
-def test_clean_outputs_equal_keyword_construction() -> None:
-    """clean_outputs builds tuples positionally in C: the same records as OutputRecord(...)."""
+@pytest.mark.parametrize("container", [list, tuple], ids=["native", "column-by-column"])
+def test_clean_outputs_equal_keyword_construction(container: Any) -> None:
+    """clean_outputs builds tuples positionally (natively for a list, column by column in C
+    otherwise): the same records as OutputRecord(...)."""
     records = [
         SourceRecord("src", 1, 7, b"k", b"{}", [("h", b"v")], 1_700_000_000_000, 1),
         SourceRecord("src", 0, 8, None, None, [], None, 0),
@@ -182,7 +187,7 @@ def test_clean_outputs_equal_keyword_construction() -> None:
         )
         for r in records
     ]
-    got = clean_outputs("clean.t", records)
+    got = clean_outputs("clean.t", container(records))
     assert got == expected
     assert all(type(out) is OutputRecord for out in got)
     assert got[0].source is records[0]
