@@ -186,6 +186,7 @@ pub fn judge<'a, P: Patterns + ?Sized>(
 }
 
 #[cfg(not(fuzzing))]
+pub mod built;
 pub mod py;
 #[cfg(not(fuzzing))]
 pub mod record;
