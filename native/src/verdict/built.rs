@@ -115,7 +115,10 @@ impl ReportTypes {
         for (field, code, message) in violations {
             let field = field.map_or_else(|| none.clone(), |f| PyString::new(py, &f).into_any());
             let message = PyString::new(py, &message).into_any();
-            list.append(self.violation.make(py, [&field, self.kind(py, code)?, &message, &none])?)?;
+            let violation = self.violation.make(py, [&field, self.kind(py, code)?, &message, &none])?;
+            // SAFETY: a complete object; untracking one that is not tracked is a no-op.
+            unsafe { ffi::PyObject_GC_UnTrack(violation.as_ptr().cast()) };
+            list.append(violation)?;
         }
         let index = index.into_pyobject(py)?.into_any();
         self.quarantined.make(py, [&index, raw, list.as_any()])
