@@ -187,6 +187,7 @@ pub fn judge<'a, P: Patterns + ?Sized>(
 
 #[cfg(not(fuzzing))]
 pub mod built;
+#[cfg(not(fuzzing))]
 pub mod py;
 #[cfg(not(fuzzing))]
 pub mod record;
