@@ -87,7 +87,14 @@ class VerdictPlan:
         max_bytes: int,
         rows: StateRows | None = None,
         /,
-    ) -> tuple[list[tuple[Any, ...]], list[int], list[int], int, list[tuple[int, str]]]: ...
+        types: ReportTypes | None = None,
+        base: int = 0,
+    ) -> tuple[Any, ...]: ...
+
+class ReportTypes:
+    """The report types a scan builds bad records' objects of (verdict/built.rs)."""
+
+    def __init__(self, violation: type, quarantined: type, kinds: list[Any], /) -> None: ...
 
 class ScannedLines:
     """The records of one ``scan_lines`` call, as spans of its block (offline.rs)."""

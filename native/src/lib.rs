@@ -25,6 +25,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<state::py::SymbolState>()?;
     m.add_class::<state::rows::StateRows>()?;
     m.add_class::<verdict::py::VerdictPlan>()?;
+    m.add_class::<verdict::built::ReportTypes>()?;
     m.add_class::<avro::py::AvroPlan>()?;
     m.add_class::<delivery::AckCounter>()?;
     m.add_function(wrap_pyfunction!(records::clean_outputs, m)?)?;

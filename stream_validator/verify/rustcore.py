@@ -63,7 +63,10 @@ KINDS: Final = (
     ViolationKind.NOT_A_MAPPING,
     ViolationKind.OVERSIZED,
 )
-_VALID_UNKNOWN, _BAD, _DEFER, _PANIC = 0, 1, 2, 4
+_VALID_UNKNOWN, _BAD, _DEFER, _BUILT, _PANIC = 0, 1, 2, 3, 4
+#: The report types the core builds a bad record's objects of (native/src/verdict/built.rs).
+_TYPES: Final = _native.ReportTypes(Violation, QuarantinedRecord, list(KINDS))
+_NO_TALLY: Final[list[tuple[int, tuple[str | None, str], int]]] = []
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _MICRO: Final = timedelta(microseconds=1)
 
@@ -165,17 +168,14 @@ def add_payloads(
         rows = part if type(part) is list else list(part)
         mark = len(state_rows) if state_rows is not None else 0
         try:
-            events, nulls, flags, flagged, pending = rust.plan.scan(
-                rows, windows, limit, state_rows
-            )
+            scanned = rust.plan.scan(rows, windows, limit, state_rows, types=_TYPES, base=base)
         except Exception as exc:  # defence in depth: the Python rules take the chunk
             batch._log_error("native core", exc)
             if state_rows is not None:  # and Python reads the state's fields
                 state_rows.truncate(mark)
                 state_rows.extend_absent(len(rows))
-            events = [(i, _DEFER) for i in range(len(rows))]
-            nulls, flags, flagged, pending = [], [], 0, []
-        out += _settle(batch, rust, base, rows, (events, nulls, flags, flagged, pending))
+            scanned = ([(i, _DEFER) for i in range(len(rows))], [], [], 0, [])
+        out += _settle(batch, rust, base, rows, scanned)
         if decoded is not None:
             decoded.extend([None] * len(rows))
     return out
@@ -188,9 +188,16 @@ def _settle(
     rows: Sequence[Any],
     scanned: tuple[Any, ...],
 ) -> list[QuarantinedRecord]:
-    """Fold one native scan's tuple (events, nulls, flags, flagged, pending) of the records
-    ``rows`` (batch positions from ``base``) into ``batch``; the quarantined ones."""
-    events, nulls, flags, flagged, pending = scanned
+    """Fold one native scan's tuple (events, nulls, flags, flagged, pending[, tally]) of the
+    records ``rows`` (batch positions from ``base``) into ``batch``; the quarantined ones.
+
+    A ``BUILT`` event brings the record's ``QuarantinedRecord`` made by the core, its
+    violations counted in the tally (per (field, kind), in the order first seen, with the
+    position first seen). The tally's keys enter the batch's counts before those of any
+    record the Python rules judge after their first position, so the counts list their
+    keys in the order a record-by-record count does (``summary()`` shows that order)."""
+    events, nulls, flags, flagged, pending = scanned[:5]
+    tally = scanned[5] if len(scanned) > 5 else _NO_TALLY
     out: list[QuarantinedRecord] = []
     if pending:
         rust.learn(pending)
@@ -199,7 +206,8 @@ def _settle(
     if flagged:
         batch._flagged_records += flagged
         batch._flagged.update({n: c for n, c in zip(rust.rule_names, flags, strict=True) if c})
-    done = 0
+    kept = batch._quarantined if batch._keep else None
+    done = built = counted = 0
     for event in events:
         position, code = event[0], event[1]
         if code == _VALID_UNKNOWN:
@@ -208,6 +216,14 @@ def _settle(
         if position > done:
             batch._accept_run(base, rows, done, position)
         done = position + 1
+        if code == _BUILT:
+            out.append(event[2])
+            if kept is not None:
+                kept.append(event[2])
+            built += 1
+            continue
+        if counted < len(tally) and tally[counted][0] < position:
+            counted = _count(batch, tally, counted, position)
         if code == _BAD:
             if event[3]:
                 batch._note_unknown(event[3])
@@ -223,7 +239,27 @@ def _settle(
             out.append(quarantined)
     if done < len(rows):
         batch._accept_run(base, rows, done, len(rows))
+    if built:
+        batch._quarantined_count += built
+        _count(batch, tally, counted, len(rows))
     return out
+
+
+def _count(
+    batch: BatchAccumulator,
+    tally: list[tuple[int, tuple[str | None, str], int]],
+    start: int,
+    before: int,
+) -> int:
+    """Add the tally's rows from ``start`` first seen before position ``before`` to the
+    batch's violation counts; the index of the first row left."""
+    counts = batch._violation_counts
+    at = start
+    while at < len(tally) and tally[at][0] < before:
+        _, key, n = tally[at]
+        counts[key] += n
+        at += 1
+    return at
 
 
 def lines_supported(batch: BatchAccumulator) -> bool:

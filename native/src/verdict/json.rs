@@ -139,7 +139,8 @@ impl<'a> Reader<'a> {
     pub fn key_is(&mut self, name: &[u8]) -> bool {
         let at = self.at + 1;
         let end = at + name.len();
-        if self.buf.get(end) == Some(&b'"') && &self.buf[at..end] == name {
+        // The opening quote too: a key without it is not JSON (Python words the error).
+        if self.buf.get(self.at) == Some(&b'"') && self.buf.get(end) == Some(&b'"') && &self.buf[at..end] == name {
             self.at = end + 1;
             return true;
         }

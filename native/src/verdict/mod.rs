@@ -186,6 +186,8 @@ pub fn judge<'a, P: Patterns + ?Sized>(
 }
 
 #[cfg(not(fuzzing))]
+pub mod built;
+#[cfg(not(fuzzing))]
 pub mod py;
 #[cfg(not(fuzzing))]
 pub mod record;

@@ -14,6 +14,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
+use super::built::{ReportTypes, Tally};
 use super::rules::{Cmp, Expr, Link, Num, Rule};
 use super::record::judge_and_feed;
 use super::{Field, Outcome, Patterns, Plan, Ty, Window, MAX_FIELDS};
@@ -25,6 +26,8 @@ pub const VALID_UNKNOWN: u8 = 0;
 pub const BAD: u8 = 1;
 pub const DEFER: u8 = 2;
 pub const PANIC: u8 = 4;
+/// A bad record whose `QuarantinedRecord` the core built (`scan` with `types`).
+pub const BUILT: u8 = 3;
 
 /// FNV-1a: the memo's keys are short values from the payloads, hashed once per record;
 /// SipHash's flood resistance buys nothing for a table bounded at `PATTERN_MEMO` entries.
@@ -252,6 +255,35 @@ fn malformed_event<'py>(py: Python<'py>, pos: usize, kind: u8, message: String) 
     Ok((pos, BAD, violations, PyList::empty(py)).into_pyobject(py)?.into_any())
 }
 
+/// The Python form of an event the core did not judge bad: unknown names, defer, panic.
+fn plain_event<'py>(py: Python<'py>, event: Event<'_>) -> PyResult<Bound<'py, PyAny>> {
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    Ok(match event {
+        Event::Unknown(pos, names) => {
+            let names: Vec<String> = names.into_iter().map(text).collect();
+            (pos, VALID_UNKNOWN, names).into_pyobject(py)?.into_any()
+        }
+        Event::Panic(pos) => (pos, PANIC).into_pyobject(py)?.into_any(),
+        // (never given a bad one; were it, the Python rules would judge the record again)
+        Event::Defer(pos) | Event::Bad(pos, ..) | Event::Malformed(pos, ..) => {
+            (pos, DEFER).into_pyobject(py)?.into_any()
+        }
+    })
+}
+
+/// The tally of the violations of the chunk's bad records (`scan` with `types`).
+fn tally<'a>(events: &'a [Event<'_>]) -> Tally<'a> {
+    let mut tally = Tally::default();
+    for event in events {
+        match event {
+            Event::Bad(pos, violations, _) => tally.violations(*pos, violations),
+            Event::Malformed(pos, kind, _) => tally.add(*pos, None, *kind),
+            _ => {}
+        }
+    }
+    tally
+}
+
 #[pymethods]
 impl VerdictPlan {
     /// `spec`: (fields, forbid_unknown, rules), built by `verify.rustcore`.
@@ -294,7 +326,12 @@ impl VerdictPlan {
 
     /// Judge a chunk: (events, null counts, flag-rule counts, flagged records, pending).
     /// `rows`: gets one row per payload, the state's fields of it (`statefeed`).
-    #[pyo3(signature = (payloads, windows, max_bytes, rows = None))]
+    /// `types` (a `ReportTypes`, with `base`, the batch position of the first payload):
+    /// each bad record's event is `(pos, BUILT, its QuarantinedRecord)`, preceded by
+    /// `(pos, VALID_UNKNOWN, names)` when it has undeclared keys, and the tuple gets a sixth
+    /// item, the tally of those records' violations (`built::Tally`).
+    #[pyo3(signature = (payloads, windows, max_bytes, rows = None, types = None, base = 0))]
+    #[allow(clippy::too_many_arguments)]
     fn scan<'py>(
         &self,
         py: Python<'py>,
@@ -302,6 +339,8 @@ impl VerdictPlan {
         windows: Vec<Window>,
         max_bytes: usize,
         rows: Option<&Bound<'py, crate::state::rows::StateRows>>,
+        types: Option<&Bound<'py, ReportTypes>>,
+        base: usize,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let mut held = rows.map(|r| r.borrow_mut());
         let sink = held.as_deref_mut().map(|r| &mut r.rows);
@@ -314,7 +353,8 @@ impl VerdictPlan {
                 })
                 .collect(),
         );
-        self.judge_borrowed(py, borrowed, &windows, sink, Some((payloads, max_bytes)))
+        let built = types.map(|t| (t.get(), base));
+        self.judge(py, borrowed, &windows, sink, Some((payloads, max_bytes)), built)
     }
 }
 
@@ -327,8 +367,20 @@ impl VerdictPlan {
         py: Python<'py>,
         borrowed: Borrowed,
         windows: &[Window],
+        sink: Option<&mut crate::state::rows::ScanRows>,
+        payloads: Option<(&Bound<'py, PyList>, usize)>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        self.judge(py, borrowed, windows, sink, payloads, None)
+    }
+
+    fn judge<'py>(
+        &self,
+        py: Python<'py>,
+        borrowed: Borrowed,
+        windows: &[Window],
         mut sink: Option<&mut crate::state::rows::ScanRows>,
         payloads: Option<(&Bound<'py, PyList>, usize)>,
+        built: Option<(&ReportTypes, usize)>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let slots = self.plan.slots;
         let (events, nulls, flags, flagged, pending) = py.allow_threads(move || {
@@ -387,14 +439,46 @@ impl VerdictPlan {
             }
             (events, nulls, flags, flagged, pending)
         });
+        let (mut events, nulls, flags, flagged, pending) = (events, nulls, flags, flagged, pending);
         let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        if let Some((list, max_bytes)) = payloads {
+            for event in &mut events {
+                if let Event::Defer(pos) = *event {
+                    if let m @ Event::Malformed(..) = outside(pos, &list.get_item(pos)?, max_bytes) {
+                        *event = m;
+                    }
+                }
+            }
+        }
         let out = PyList::empty(py);
+        let pending: Vec<(usize, String)> = pending.into_iter().map(|(f, v)| (f, text(&v))).collect();
+        if let Some((types, base)) = built {
+            let tally = tally(&events).into_py(py, types)?;
+            let Some((list, _)) = payloads else {
+                return Err(PyValueError::new_err("report types without the payloads"));
+            };
+            for event in events {
+                let (pos, violations) = match event {
+                    Event::Bad(pos, violations, names) => {
+                        if !names.is_empty() {
+                            let names: Vec<String> = names.into_iter().map(text).collect();
+                            out.append((pos, VALID_UNKNOWN, names))?;
+                        }
+                        (pos, violations.into_iter().map(|v| (v.field, v.kind as u8, v.message)).collect())
+                    }
+                    Event::Malformed(pos, kind, message) => (pos, vec![(None, kind, message)]),
+                    other => {
+                        out.append(plain_event(py, other)?)?;
+                        continue;
+                    }
+                };
+                let quarantined = types.quarantined(py, base + pos, &list.get_item(pos)?, violations)?;
+                out.append((pos, BUILT, quarantined))?;
+            }
+            return (out, nulls, flags, flagged, pending, tally).into_pyobject(py);
+        }
         for event in events {
             let item = match event {
-                Event::Unknown(pos, names) => {
-                    let names: Vec<String> = names.into_iter().map(text).collect();
-                    (pos, VALID_UNKNOWN, names).into_pyobject(py)?.into_any()
-                }
                 Event::Bad(pos, violations, names) => {
                     let violations: Vec<(Option<String>, u8, String)> = violations
                         .into_iter()
@@ -403,19 +487,11 @@ impl VerdictPlan {
                     let names: Vec<String> = names.into_iter().map(text).collect();
                     (pos, BAD, violations, names).into_pyobject(py)?.into_any()
                 }
-                Event::Defer(pos) => match payloads {
-                    Some((list, max_bytes)) => match outside(pos, &list.get_item(pos)?, max_bytes) {
-                        Event::Malformed(pos, kind, message) => malformed_event(py, pos, kind, message)?,
-                        _ => (pos, DEFER).into_pyobject(py)?.into_any(),
-                    },
-                    None => (pos, DEFER).into_pyobject(py)?.into_any(),
-                },
                 Event::Malformed(pos, kind, message) => malformed_event(py, pos, kind, message)?,
-                Event::Panic(pos) => (pos, PANIC).into_pyobject(py)?.into_any(),
+                other => plain_event(py, other)?,
             };
             out.append(item)?;
         }
-        let pending: Vec<(usize, String)> = pending.into_iter().map(|(f, v)| (f, text(&v))).collect();
         (out, nulls, flags, flagged, pending).into_pyobject(py)
     }
 }

@@ -151,3 +151,23 @@ def test_core_settles_malformed_payloads_itself(
     assert calls == []
     assert report.quarantined_count == 1
     assert summary(report) == summary(reference.validate_payloads(batch))  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        GOOD.replace(b'{"symbol"', b'{{symbol"', 1),
+        GOOD.replace(b'{"symbol"', b'{[symbol"', 1),
+        GOOD.replace(b',"seq"', b',xseq"', 1),
+    ],
+)
+def test_a_key_without_its_opening_quote_is_undecodable(payload: bytes) -> None:
+    """A key missing its opening quote is not JSON, even where the core expected that key
+    next (its patterns already learnt): quarantined as undecodable, as by the reference."""
+    native, reference = TICK_PAIR
+    native.validate_payloads([GOOD])  # type: ignore[attr-defined]  # learns the patterns
+    report = native.validate_payloads([payload])  # type: ignore[attr-defined]
+    assert report.valid_indices == []
+    assert [str(v.kind) for v in report.quarantined_records[0].violations] == ["undecodable"]
+    expected = summary(reference.validate_payloads([payload]))  # type: ignore[attr-defined]
+    assert summary(report) == expected

@@ -366,6 +366,8 @@ def summary(report: object) -> dict[str, object]:
         "breaches": report.null_breach_fields,  # type: ignore[attr-defined]
         "unknown": report.observed_unknown_fields,  # type: ignore[attr-defined]
         "counts": report.violation_counts,  # type: ignore[attr-defined]
+        # the order summary() lists them in
+        "counts_order": list(report.violation_counts),  # type: ignore[attr-defined]
         "records": list(report.valid_records),  # type: ignore[attr-defined]
         "flagged": report.flagged_counts,  # type: ignore[attr-defined]
         "flagged_fields": report.flagged_field_counts,  # type: ignore[attr-defined]
