@@ -185,3 +185,17 @@ def test_a_chunk_whose_native_scan_raises_is_judged_by_the_python_rules(
     assert calls[0] > 1
     assert got == want
     assert "validator error in the native core" in caplog.text
+
+
+@pytest.mark.parametrize("lines_chunk", [1, 2, 5])
+def test_lines_judged_a_few_per_native_call_read_the_same(lines_chunk: int) -> None:
+    """``add_lines`` takes at most ``LINES_CHUNK`` records a call: calls ending anywhere
+    among blank, bad and cut lines give the reference's outputs."""
+    from stream_validator.verify import rustcore
+
+    data = b"\n".join(PIECES * 2) + b"\n"
+    want = run(data, reference=True, block=64, batch_size=0)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(rustcore, "LINES_CHUNK", lines_chunk)
+        got = run(data, reference=False, block=64, batch_size=0)
+    assert got == want
