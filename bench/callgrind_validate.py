@@ -17,7 +17,13 @@ Variants:
   and the Python rules, as before the core);
 * cli: ``stream-validator validate`` on the payloads as a JSON-lines file (``validate_jsonl``
   in memory, the contract's per-symbol state kept, valid lines and DLQ entries written;
-  the issue's target: >= 0.8x ``validate_payloads``).
+  the issue's target: >= 0.8x ``validate_payloads``). Its in-memory input and outputs are
+  copied byte by byte in user space (the input's reads, the outputs' writes and BytesIO's
+  reallocations, ~600 instructions a line, some of it varying with the heap's layout), as
+  is the ``join`` that builds the input;
+* clifile: the same on files, as the command runs: the input written by the parent before
+  counting, read with ``offline.open_input``, the valid lines and DLQ entries written to
+  files (the kernel's copies are not counted: callgrind counts user space only).
 
 Needs valgrind on PATH. Prints one line per variant and bad fraction, then the ratios
 to orjson.loads (the issue's targets: >= 3.0x at 1 % bad, >= 1.5x at 10 % bad).
@@ -27,17 +33,37 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from pathlib import Path
 
 import callgrind
 
 SMALL, LARGE = 10_000, 30_000
-VARIANTS = ("orjson", "native", "python", "cli")
+VARIANTS = ("orjson", "native", "python", "cli", "clifile")
 
 
-def child(workload: str, variant: str, bad: float, n: int) -> None:
-    """Build LARGE payloads, then process the first ``n`` with ``variant``."""
+def child(workload: str, variant: str, bad: float, n: int, path: str | None = None) -> None:
+    """Build LARGE payloads, then process the first ``n`` with ``variant`` (``clifile``:
+    the file at ``path``, its lines those payloads)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
+    if variant == "clifile":
+        assert path is not None
+        from workloads import WORKLOADS
+
+        from stream_validator import DataSchemaContractVerifier, load_contract
+        from stream_validator.gcpolicy import collector_tuned
+        from stream_validator.offline.runner import open_input, validate_jsonl
+
+        verifier = DataSchemaContractVerifier(load_contract(WORKLOADS[workload][0]))
+        with (
+            open_input(path) as source,
+            Path(path + ".valid").open("wb") as out,
+            Path(path + ".dlq").open("wb") as dlq,
+            collector_tuned(),
+        ):
+            summary = validate_jsonl(verifier, source, valid_out=out, dlq_out=dlq)
+        assert summary.lines == n
+        return
     import orjson
     from workloads import WORKLOADS
 
@@ -74,9 +100,20 @@ def child(workload: str, variant: str, bad: float, n: int) -> None:
 
 
 def instructions(workload: str, variant: str, bad: float, n: int) -> int:
-    return callgrind.instructions(
-        [sys.executable, __file__, "--child", workload, variant, str(bad), str(n)]
-    )
+    if variant != "clifile":
+        return callgrind.instructions(
+            [sys.executable, __file__, "--child", workload, variant, str(bad), str(n)]
+        )
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from workloads import WORKLOADS
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(Path(tmp) / "input.jsonl")
+        rows = WORKLOADS[workload][1](LARGE, bad)[:n]
+        Path(path).write_bytes(b"".join(row + b"\n" for row in rows))
+        return callgrind.instructions(
+            [sys.executable, __file__, "--child", workload, variant, str(bad), str(n), path]
+        )
 
 
 def main() -> None:
@@ -84,11 +121,11 @@ def main() -> None:
     parser.add_argument("--bad", type=float, nargs="+", default=[0.01, 0.10])
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
     parser.add_argument("--workload", default="tick", choices=("tick", "rules", "book"))
-    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        workload, variant, bad, n = args.child
-        child(workload, variant, float(bad), int(n))
+        workload, variant, bad, n, *path = args.child
+        child(workload, variant, float(bad), int(n), *path)
         return
     for bad in args.bad:
         per: dict[str, float] = {}
@@ -103,8 +140,10 @@ def main() -> None:
             for variant, cost in per.items():
                 if variant != "orjson":
                     print(f"bad {bad:.0%}  {variant:7s} {per['orjson'] / cost:.2f}x orjson.loads")
-        if "cli" in per and "native" in per:
-            print(f"bad {bad:.0%}  cli     {per['native'] / per['cli']:.2f}x validate_payloads")
+        for cli in ("cli", "clifile"):
+            if cli in per and "native" in per:
+                ratio = per["native"] / per[cli]
+                print(f"bad {bad:.0%}  {cli:7s} {ratio:.2f}x validate_payloads")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
 from stream_validator import _native
 from stream_validator.contracts.model import SchemaContract
 from stream_validator.contracts.pattern import compile_pattern
+from stream_validator.verify.pylines import PyScannedLines, read_lines
 from stream_validator.verify.recordchecks import Bounds
 from stream_validator.verify.report import QuarantinedRecord, Violation, ViolationKind
 from stream_validator.verify.rustplan import UnplannableContract, plan_spec
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHUNK",
+    "LINES_CHUNK",
     "LinesAdded",
     "RustCheck",
     "add_lines",
@@ -48,6 +50,11 @@ __all__ = [
 
 #: Payloads per native call: the GIL is released for one chunk at a time.
 CHUNK: Final = 256
+#: Lines per native call of the file path (``add_lines``): bigger, as each call costs some
+#: Python (its chunk settled, the state fed, the valid lines written), about 270
+#: instructions a line at 256 lines a call, 70 at 1,024; a pattern value first seen
+#: defers at most this many records to Python before it is learnt.
+LINES_CHUNK: Final = 1024
 #: The violation kinds by the core's codes (native/src/verdict/mod.rs ``Kind``).
 KINDS: Final = (
     ViolationKind.MISSING_FIELD,
@@ -84,6 +91,7 @@ class RustCheck:
         "chunk",
         "field_index",
         "field_types",
+        "lines_chunk",
         "max_payload_bytes",
         "plan",
         "rule_names",
@@ -103,6 +111,7 @@ class RustCheck:
         self.field_index = {spec.name: i for i, spec in enumerate(contract.fields)}
         self.field_types = {spec.name: spec.expected_type for spec in contract.fields}
         self.chunk = CHUNK
+        self.lines_chunk = LINES_CHUNK
         self.max_payload_bytes = max_payload_bytes
 
     @classmethod
@@ -280,25 +289,44 @@ def add_lines(
     state_rows: _native.StateRows | None = None,
 ) -> LinesAdded:
     """Judge the JSON lines of ``data[start:end]`` in place, at most ``take`` records and
-    at most a chunk (see ``_native.scan_lines`` for how lines are read), into ``batch``
-    (``lines_supported``)."""
+    at most ``lines_chunk`` (see ``_native.scan_lines`` for how lines are read), into ``batch``
+    (``lines_supported``). If the core raises, the lines are read in Python
+    (``pylines``) and the Python rules judge them, as ``add_payloads`` does."""
     rust = batch._rust
     assert rust is not None and not batch._keep
     # A chunk at a time, as add_payloads: a pattern value first seen in a chunk defers its
     # records to Python until learnt after it, so chunks bound what one new value costs.
-    take = min(take, rust.chunk)
-    after, lines, blanks, records, scanned = _native.scan_lines(
-        rust.plan,
-        data,
-        start,
-        end,
-        tail,
-        cut_first,
-        take,
-        batch._rust_windows,
-        rust.max_payload_bytes,
-        state_rows,
-    )
+    take = min(take, rust.lines_chunk)
+    mark = len(state_rows) if state_rows is not None else 0
+    records: _native.ScannedLines | PyScannedLines
+    try:
+        after, lines, blanks, records, scanned = _native.scan_lines(
+            rust.plan,
+            data,
+            start,
+            end,
+            tail,
+            cut_first,
+            take,
+            batch._rust_windows,
+            rust.max_payload_bytes,
+            state_rows,
+        )
+    except Exception as exc:  # defence in depth, as add_payloads: Python reads the lines
+        batch._log_error("native core", exc)  # and its rules judge them
+        after, lines, blanks, records = read_lines(
+            data,
+            start,
+            end,
+            tail=tail,
+            cut_first=cut_first,
+            take=take,
+            max_bytes=rust.max_payload_bytes,
+        )
+        if state_rows is not None:  # and Python reads the state's fields
+            state_rows.truncate(mark)
+            state_rows.extend_absent(len(records))
+        scanned = ([(i, _DEFER) for i in range(len(records))], [], [], 0, [])
     base = batch._total
     batch._total += len(records)
     # Indexed like the payloads list; never sliced, as the batch keeps no records.
@@ -315,5 +343,5 @@ class LinesAdded(NamedTuple):
     after: int
     lines: int
     blanks: int
-    records: _native.ScannedLines
+    records: _native.ScannedLines | PyScannedLines
     quarantined: dict[int, QuarantinedRecord]

@@ -7,6 +7,7 @@
 //! `py::SymbolState` is the Python class over it; `rows` holds the state's fields as the
 //! verdict scan read them, and feeds the tracker from them.
 
+mod keyhash;
 pub mod py;
 pub mod rows;
 mod sequence;

@@ -44,6 +44,9 @@ pub struct ScanRows {
     rows: Vec<Row>,
     text: Vec<u8>,
     quote_values: Vec<QuoteValue>,
+    /// A `QuoteValue::Big` (which owns its text) was pushed since the last `clear` (the
+    /// scan pushes none: the test folds away where the variant is known).
+    big: bool,
 }
 
 impl ScanRows {
@@ -53,6 +56,7 @@ impl ScanRows {
             rows: Vec::new(),
             text: Vec::new(),
             quote_values: Vec::new(),
+            big: false,
         }
     }
 
@@ -67,7 +71,14 @@ impl ScanRows {
     pub fn clear(&mut self) {
         self.rows.clear();
         self.text.clear();
-        self.quote_values.clear();
+        if self.big {
+            self.quote_values.clear();
+            self.big = false;
+        } else {
+            // SAFETY: no value held is a `Big`, the one variant with drop glue: forgetting
+            // them frees nothing (a plain `clear` would visit each value to drop it).
+            unsafe { self.quote_values.set_len(0) };
+        }
     }
 
     pub fn truncate(&mut self, len: usize) {
@@ -111,7 +122,9 @@ impl ScanRows {
         self.quote_values.len()
     }
 
+    #[inline]
     pub fn quote_value(&mut self, value: QuoteValue) {
+        self.big |= matches!(value, QuoteValue::Big(_));
         self.quote_values.push(value);
     }
 
@@ -289,17 +302,35 @@ impl SymbolState {
         let held = rows.borrow();
         let scan = &held.rows;
         let out = PyList::empty(py);
-        let mut skip = unfed.into_iter().peekable();
-        let mut masks = distrust.into_iter().peekable();
+        let n = scan.len();
+        let (mut u, mut d, mut at) = (0, 0, 0);
         self.events.clear();
-        for at in 0..scan.len() {
-            while skip.next_if(|&s| s < at).is_some() {}
-            if skip.next_if_eq(&at).is_some() {
+        while at < n {
+            // Rows up to the next unfed or distrusted one are fed in full, without a look
+            // at the lists (most batches have neither).
+            while unfed.get(u).is_some_and(|&s| s < at) {
+                u += 1;
+            }
+            while distrust.get(d).is_some_and(|&(s, _)| s < at) {
+                d += 1;
+            }
+            let stop = unfed.get(u).map_or(n, |&s| s.min(n));
+            let stop = distrust.get(d).map_or(stop, |&(s, _)| s.min(stop));
+            for i in at..stop {
+                self.observe_row(part, scan, i, 0, || read.call1((i,)))?;
+                if !self.events.is_empty() {
+                    out.append(self.take_events(py)?)?;
+                }
+            }
+            if stop >= n {
+                break;
+            }
+            at = stop + 1;
+            if unfed.get(u) == Some(&stop) {
                 continue;
             }
-            while masks.next_if(|&(s, _)| s < at).is_some() {}
-            let mask = masks.next_if(|&(s, _)| s == at).map_or(0, |(_, mask)| mask);
-            self.observe_row(part, scan, at, mask, || read.call1((at,)))?;
+            let mask = distrust[d].1;
+            self.observe_row(part, scan, stop, mask, || read.call1((stop,)))?;
             if !self.events.is_empty() {
                 out.append(self.take_events(py)?)?;
             }

@@ -6,9 +6,9 @@
 //! `max_symbols` keys, the least recently seen evicted first. Keys live once, in a slab of
 //! entries chained in LRU order (head: least recent); the table holds slab indices.
 
-use hashbrown::{DefaultHashBuilder, HashTable};
-use std::hash::BuildHasher;
+use hashbrown::HashTable;
 
+use super::keyhash::{same, KeyHasher};
 use super::sequence::Gaps;
 use super::values::{
     char_count, compact_key, Event, EventKind, EventTime, QuoteValue, MAX_KEY_CHARS,
@@ -85,7 +85,7 @@ pub struct SymbolState {
     slab: Vec<Entry>,
     free: Vec<u32>,
     table: HashTable<u32>,
-    hasher: DefaultHashBuilder,
+    hasher: KeyHasher,
     head: u32,
     tail: u32,
     count: usize,
@@ -101,7 +101,7 @@ impl SymbolState {
             slab: Vec::new(),
             free: Vec::new(),
             table: HashTable::new(),
-            hasher: DefaultHashBuilder::default(),
+            hasher: KeyHasher::default(),
             head: NIL,
             tail: NIL,
             count: 0,
@@ -196,8 +196,8 @@ impl SymbolState {
         self.add(part, symbol.into())
     }
 
-    fn hash(hasher: &DefaultHashBuilder, part: u32, key: &[u8]) -> u64 {
-        hasher.hash_one((part, key))
+    fn hash(hasher: &KeyHasher, part: u32, key: &[u8]) -> u64 {
+        hasher.hash(part, key)
     }
 
     fn find(&self, part: u32, key: &[u8]) -> Option<u32> {
@@ -206,7 +206,7 @@ impl SymbolState {
         self.table
             .find(hash, |&at| {
                 let entry = &slab[at as usize];
-                entry.part == part && *entry.key == *key
+                entry.part == part && same(&entry.key, key)
             })
             .copied()
     }

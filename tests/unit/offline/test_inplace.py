@@ -157,3 +157,45 @@ def test_any_mix_of_lines_reads_the_same(
     if unended and picks:
         data = data[: -len(picks[-1][1])]
     same(data, block=block, batch_size=batch_size)
+
+
+@pytest.mark.parametrize("failing", ["all", "every other"])
+@pytest.mark.parametrize("block", [64, 1 << 20])
+def test_a_chunk_whose_native_scan_raises_is_judged_by_the_python_rules(
+    failing: str, block: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``_native.scan_lines`` raising (a bug in the core): the chunk's lines are read and
+    judged in Python, nothing lost, the outputs those of the reference; the error logged."""
+    from stream_validator import _native
+
+    calls = [0]
+    scan = _native.scan_lines
+
+    def broken(*args: object) -> object:
+        calls[0] += 1
+        if failing == "all" or calls[0] % 2:
+            raise RuntimeError("a core bug")
+        return scan(*args)
+
+    data = b"\n".join(PIECES * 3) + b"\r\n" + tick.json(30)  # ends unended
+    want = run(data, reference=True, block=block, batch_size=3)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(_native, "scan_lines", broken)
+        got = run(data, reference=False, block=block, batch_size=3)
+    assert calls[0] > 1
+    assert got == want
+    assert "validator error in the native core" in caplog.text
+
+
+@pytest.mark.parametrize("lines_chunk", [1, 2, 5])
+def test_lines_judged_a_few_per_native_call_read_the_same(lines_chunk: int) -> None:
+    """``add_lines`` takes at most ``LINES_CHUNK`` records a call: calls ending anywhere
+    among blank, bad and cut lines give the reference's outputs."""
+    from stream_validator.verify import rustcore
+
+    data = b"\n".join(PIECES * 2) + b"\n"
+    want = run(data, reference=True, block=64, batch_size=0)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(rustcore, "LINES_CHUNK", lines_chunk)
+        got = run(data, reference=False, block=64, batch_size=0)
+    assert got == want
