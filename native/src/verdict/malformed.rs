@@ -225,6 +225,11 @@ impl<'a> Scan<'a> {
                         self.at = slash + 12;
                         Ok(())
                     }
+                    // A lone low surrogate: orjson words it "unexpected end of data" when what
+                    // follows, up to the end of the input, could still begin a low surrogate
+                    // (`\udc00`, `\udc00\`, `\udc00\udc0`, but not `\udc00\u12`); that
+                    // is decided by the Python rules whenever a whole escape does not fit.
+                    0xDC00..=0xDFFF if self.buf.len() - self.at < 6 => Err(Stop::Unsure),
                     0xDC00..=0xDFFF => Err(Stop::At(slash, "invalid high surrogate in string")),
                     _ => Ok(()),
                 }
@@ -382,6 +387,17 @@ mod tests {
         for (buf, want) in cases {
             assert_eq!(text(buf), Some(format!("payload is not valid JSON: {want}")), "{buf:?}");
         }
+    }
+
+    #[test]
+    fn a_lone_low_surrogate_near_the_end_is_left_to_python() {
+        // orjson: "unexpected end of data" for `["\udc00` and `["\udc00\udc0`, "invalid
+        // high surrogate" for `["\udc00\u12`: decided by the Python rules, never guessed.
+        for buf in [&b"[\"\\udc00"[..], b"[\"\\udc00\\", b"[\"\\udc00\\udc0", b"[\"\\udc00\\u12"] {
+            assert_eq!(judge(buf), None, "{buf:?}");
+        }
+        let want = "payload is not valid JSON: invalid high surrogate in string: line 1 column 3 (char 2)";
+        assert_eq!(text(b"[\"\\udc00\\udc00\"]").as_deref(), Some(want));
     }
 
     #[test]
