@@ -153,6 +153,67 @@ impl FloatLink {
     }
 }
 
+impl FloatLink {
+    /// `judge` on the fields' doubles (`x`, by field index), each field it reads a float.
+    #[inline]
+    fn judge_floats(&self, x: &[f64]) -> Option<Verdict> {
+        let a = run_floats(&self.left, x)?;
+        let b = run_floats(&self.right, x)?;
+        Some(if self.op.holds(a, b) { Verdict::Holds } else { Verdict::Fails })
+    }
+
+    /// The fields it reads, as a bitmask.
+    fn loads(&self) -> u64 {
+        self.left.iter().chain(&self.right).fold(0, |m, op| match op {
+            Op::Load(i) if *i < 64 => m | 1 << i,
+            Op::Load(_) => u64::MAX,
+            _ => m,
+        })
+    }
+}
+
+/// `run` on doubles: the same arithmetic, the same refusals (a division by zero, a NaN).
+#[inline(always)]
+fn run_floats(prog: &[Op], x: &[f64]) -> Option<f64> {
+    match prog {
+        [Op::Load(i)] => return x.get(*i).copied(), // a JSON number is never NaN
+        [Op::Const(c)] => return (!c.is_nan()).then_some(*c),
+        _ => {}
+    }
+    let mut stack = [0.0f64; STACK];
+    let mut top = 0;
+    for op in prog {
+        match *op {
+            Op::Load(i) => {
+                *stack.get_mut(top)? = *x.get(i)?;
+                top += 1;
+            }
+            Op::Const(c) => {
+                *stack.get_mut(top)? = c;
+                top += 1;
+            }
+            Op::Neg => {
+                let v = stack.get_mut(top.checked_sub(1)?)?;
+                *v = -*v;
+            }
+            Op::Bin(op) => {
+                top = top.checked_sub(1)?;
+                let y = *stack.get(top)?;
+                let v = stack.get_mut(top.checked_sub(1)?)?;
+                *v = match op {
+                    b'+' => *v + y,
+                    b'-' => *v - y,
+                    b'*' => *v * y,
+                    b'/' if y != 0.0 => *v / y,
+                    _ => return None,
+                };
+            }
+        }
+    }
+    let v = *stack.first()?;
+    (top == 1 && !v.is_nan()).then_some(v)
+}
+
 #[inline]
 fn run(prog: &[Op], vals: &[Option<Val<'_>>]) -> Option<f64> {
     if let [Op::Load(i)] = prog {
@@ -207,6 +268,8 @@ pub struct Rule {
     /// A rule beyond a conjunction (`or`, `not`, `in`, strings, `when`): judged by this
     /// condition instead of `links`.
     pub cond: Option<super::expr::Cond>,
+    /// A conjunction whose every link has a float program: the fields they read (bitmask).
+    pub float_loads: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -218,8 +281,25 @@ pub enum Verdict {
 
 impl Rule {
     pub fn new(links: Vec<Link>, deps: u64, flag: bool, cond: Option<super::expr::Cond>) -> Self {
-        let floats = links.iter().map(FloatLink::of).collect();
-        Rule { links, floats, deps, flag, cond }
+        let floats: Vec<Option<FloatLink>> = links.iter().map(FloatLink::of).collect();
+        let float_loads = if cond.is_none() && floats.iter().all(Option::is_some) {
+            Some(floats.iter().flatten().fold(0, |m, f| m | f.loads())).filter(|&m| m != u64::MAX)
+        } else {
+            None
+        };
+        Rule { links, floats, deps, flag, cond, float_loads }
+    }
+
+    /// `judge` when every field the rule reads is a float, given as `x` by field index (the
+    /// caller checks that with `float_loads`); None: ask `judge`.
+    #[inline]
+    pub fn judge_floats(&self, x: &[f64]) -> Option<Verdict> {
+        for f in &self.floats {
+            if f.as_ref()?.judge_floats(x)? == Verdict::Fails {
+                return Some(Verdict::Fails);
+            }
+        }
+        Some(Verdict::Holds)
     }
 }
 
