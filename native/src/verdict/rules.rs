@@ -107,6 +107,62 @@ pub struct FloatLink {
     left: Vec<Op>,
     op: Cmp,
     right: Vec<Op>,
+    /// Both sides as short terms, when they are (`judge_floats` then runs no stack program).
+    terms: Option<(Term, Term)>,
+}
+
+/// A side of at most one operation on fields and constants: `x`, `c`, `x op y`.
+#[derive(Debug, Clone, Copy)]
+enum Term {
+    Load(usize),
+    Const(f64),
+    Bin(u8, Leaf, Leaf),
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Leaf {
+    Load(usize),
+    Const(f64),
+}
+
+impl Term {
+    fn of(prog: &[Op]) -> Option<Term> {
+        let leaf = |op: &Op| match *op {
+            Op::Load(i) => Some(Leaf::Load(i)),
+            Op::Const(c) => Some(Leaf::Const(c)),
+            _ => None,
+        };
+        match prog {
+            [Op::Load(i)] => Some(Term::Load(*i)),
+            [Op::Const(c)] => Some(Term::Const(*c)),
+            [a, b, Op::Bin(op)] => Some(Term::Bin(*op, leaf(a)?, leaf(b)?)),
+            _ => None,
+        }
+    }
+
+    /// What `run_floats` computes of the term's program.
+    #[inline(always)]
+    fn value(self, x: &[f64]) -> Option<f64> {
+        let leaf = |l: Leaf| match l {
+            Leaf::Load(i) => x.get(i).copied(),
+            Leaf::Const(c) => Some(c),
+        };
+        let v = match self {
+            Term::Load(i) => return x.get(i).copied(), // a JSON number is never NaN
+            Term::Const(c) => c,
+            Term::Bin(op, a, b) => {
+                let (a, b) = (leaf(a)?, leaf(b)?);
+                match op {
+                    b'+' => a + b,
+                    b'-' => a - b,
+                    b'*' => a * b,
+                    b'/' if b != 0.0 => a / b,
+                    _ => return None,
+                }
+            }
+        };
+        (!v.is_nan()).then_some(v)
+    }
 }
 
 const STACK: usize = 8;
@@ -140,7 +196,8 @@ impl FloatLink {
         }
         let (mut left, mut right) = (Vec::new(), Vec::new());
         let fits = compile(&link.left, &mut left, 0)? <= STACK && compile(&link.right, &mut right, 0)? <= STACK;
-        fits.then_some(FloatLink { left, op: link.op, right })
+        let terms = Term::of(&left).zip(Term::of(&right));
+        fits.then_some(FloatLink { left, op: link.op, right, terms })
     }
 
     /// The verdict, or None when a field read is not a float or the arithmetic meets a
@@ -157,8 +214,10 @@ impl FloatLink {
     /// `judge` on the fields' doubles (`x`, by field index), each field it reads a float.
     #[inline]
     fn judge_floats(&self, x: &[f64]) -> Option<Verdict> {
-        let a = run_floats(&self.left, x)?;
-        let b = run_floats(&self.right, x)?;
+        let (a, b) = match self.terms {
+            Some((l, r)) => (l.value(x)?, r.value(x)?),
+            None => (run_floats(&self.left, x)?, run_floats(&self.right, x)?),
+        };
         Some(if self.op.holds(a, b) { Verdict::Holds } else { Verdict::Fails })
     }
 
