@@ -53,7 +53,7 @@ fn field(name: &str, ty: Ty) -> Field {
     }
 }
 
-fn plan(forbid_unknown: bool) -> Plan {
+fn plan(forbid_unknown: bool, flat: bool) -> Plan {
     let mut symbol = field("symbol", Ty::Str);
     symbol.min_len = Some(1);
     symbol.max_len = Some(8);
@@ -99,9 +99,9 @@ fn plan(forbid_unknown: bool) -> Plan {
             ),
         ]),
     }));
-    let fields = vec![symbol, exchange, ts, seq, price, bid, live, book];
+    let mut fields = vec![symbol, exchange, ts, seq, price, bid, live, book];
     let f = |i: usize| Box::new(Expr::Field(i));
-    let rules = vec![
+    let mut rules = vec![
         Rule::new(vec![Link { left: *f(5), op: Cmp::Le, right: *f(4), fields: vec![4, 5] }], 0b110000, false, None),
         Rule::new(
             vec![Link {
@@ -140,11 +140,16 @@ fn plan(forbid_unknown: bool) -> Plan {
             ])),
         ),
     ];
+    if flat {
+        // Flat scalars only (no container, no rule on a nested path): the one pass applies.
+        fields.pop();
+        rules.pop();
+    }
     Plan::new(fields, forbid_unknown, rules)
 }
 
 fuzz_target!(|data: &[u8]| {
-    let plans = [plan(false), plan(true)];
+    let plans = [plan(false, false), plan(true, false), plan(false, true)];
     let windows = [(Some(0i64), Some(2_000_000_000_000_000i64))];
     let mut unknown = Vec::new();
     let mut vals = Vec::new();
@@ -159,6 +164,16 @@ fuzz_target!(|data: &[u8]| {
                 assert!(unknown.is_empty());
             }
         }
+    }
+    // The one pass (a flat plan) and the general readers alone give the same outcome.
+    let flat = &plans[2];
+    let general = flat.without_one_pass();
+    for w in [&windows[..], &[][..]] {
+        let (mut known, mut vals_general) = (Vec::new(), Vec::new());
+        let one = judge(flat, data, w, &Alternate, &mut unknown, &mut vals);
+        let other = judge(&general, data, w, &Alternate, &mut known, &mut vals_general);
+        assert_eq!(one, other);
+        assert_eq!(unknown, known);
     }
     if let Some((kind, message)) = verdict::malformed::judge(data) {
         let kinds = [verdict::malformed::UNDECODABLE, verdict::malformed::NOT_A_MAPPING];

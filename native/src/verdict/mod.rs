@@ -12,6 +12,7 @@ pub mod isotime;
 pub mod json;
 pub mod malformed;
 pub mod nested;
+mod onepass;
 mod read;
 pub mod render;
 pub mod rules;
@@ -97,6 +98,8 @@ pub struct Plan {
     plain: Vec<Vec<u8>>,
     /// Per field, the value ranges `check` settles without its general path.
     quick: Vec<Quick>,
+    /// Per field, what the one pass checks (`onepass`), when every field is a flat scalar.
+    steps: Option<Vec<(onepass::Lit, onepass::Step, u64)>>,
 }
 
 impl Plan {
@@ -121,8 +124,18 @@ impl Plan {
                 node.visit_slots(&mut slots, &mut width);
             }
         }
-        let quick = fields.iter().map(Quick::of).collect();
-        Plan { fields, forbid_unknown, rules, width, slots, plain, quick }
+        let quick: Vec<Quick> = fields.iter().map(Quick::of).collect();
+        let steps = if width == fields.len() { onepass::steps(&fields, &quick, &plain) } else { None };
+        Plan { fields, forbid_unknown, rules, width, slots, plain, quick, steps }
+    }
+}
+
+impl Plan {
+    /// The same plan without its one pass: the differential fuzz target and the tests
+    /// compare the two.
+    #[cfg(any(test, fuzzing))]
+    pub fn without_one_pass(&self) -> Plan {
+        Plan { steps: None, ..self.clone() }
     }
 }
 
@@ -162,9 +175,17 @@ pub fn judge<'a, P: Patterns + ?Sized>(
     vals: &mut Vec<Option<Val<'a>>>,
 ) -> Outcome {
     unknown.clear();
-    vals.clear();
-    vals.resize(plan.width, None);
+    if vals.len() != plan.width {
+        vals.clear();
+        vals.resize(plan.width, None);
+    }
     isotime::forget();
+    if let Some(steps) = &plan.steps {
+        if let Some(valid) = onepass::judge(plan, steps, buf, windows, patterns, vals) {
+            return valid;
+        }
+    }
+    vals.fill(None);
     let (mut nested_nulls, mut done) = (0, 0);
     if !read_plain(plan, buf, vals, &mut nested_nulls, &mut done) {
         vals.fill(None);

@@ -8,7 +8,7 @@ use super::{nested, Plan, MAX_KEY_BYTES, MAX_NAMED};
 
 /// `buf[at..]` starts with `lit`: eight bytes at a time.
 #[inline]
-fn starts(buf: &[u8], at: usize, lit: &[u8]) -> bool {
+pub(super) fn starts(buf: &[u8], at: usize, lit: &[u8]) -> bool {
     let Some(part) = buf.get(at..at + lit.len()) else { return false };
     let mut i = 0;
     while i + 8 <= lit.len() {
@@ -34,7 +34,7 @@ fn starts(buf: &[u8], at: usize, lit: &[u8]) -> bool {
 
 /// The digits from `i`, accumulated into `m` (wrapping: the caller bounds the count).
 #[inline(always)]
-fn digits(buf: &[u8], mut i: usize, m: &mut u64) -> usize {
+pub(super) fn digits(buf: &[u8], mut i: usize, m: &mut u64) -> usize {
     while let Some(&c) = buf.get(i) {
         let d = c.wrapping_sub(b'0');
         if d > 9 {
@@ -50,7 +50,7 @@ fn digits(buf: &[u8], mut i: usize, m: &mut u64) -> usize {
 /// field's `quick` range settles it: the short forms (an int of at most 18 digits, a
 /// decimal of at most 15 without an exponent) in one pass, anything else by `number`.
 #[inline(always)]
-fn number_checked<'a>(r: &mut Reader<'a>, quick: Quick) -> Read<(Val<'a>, bool)> {
+pub(super) fn number_checked<'a>(r: &mut Reader<'a>, quick: Quick) -> Read<(Val<'a>, bool)> {
     let (buf, start) = (r.buf, r.at);
     let negative = buf.get(start) == Some(&b'-');
     let first = start + usize::from(negative);

@@ -107,6 +107,62 @@ pub struct FloatLink {
     left: Vec<Op>,
     op: Cmp,
     right: Vec<Op>,
+    /// Both sides as short terms, when they are (`judge_floats` then runs no stack program).
+    terms: Option<(Term, Term)>,
+}
+
+/// A side of at most one operation on fields and constants: `x`, `c`, `x op y`.
+#[derive(Debug, Clone, Copy)]
+enum Term {
+    Load(usize),
+    Const(f64),
+    Bin(u8, Leaf, Leaf),
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Leaf {
+    Load(usize),
+    Const(f64),
+}
+
+impl Term {
+    fn of(prog: &[Op]) -> Option<Term> {
+        let leaf = |op: &Op| match *op {
+            Op::Load(i) => Some(Leaf::Load(i)),
+            Op::Const(c) => Some(Leaf::Const(c)),
+            _ => None,
+        };
+        match prog {
+            [Op::Load(i)] => Some(Term::Load(*i)),
+            [Op::Const(c)] => Some(Term::Const(*c)),
+            [a, b, Op::Bin(op)] => Some(Term::Bin(*op, leaf(a)?, leaf(b)?)),
+            _ => None,
+        }
+    }
+
+    /// What `run_floats` computes of the term's program.
+    #[inline(always)]
+    fn value(self, x: &[f64]) -> Option<f64> {
+        let leaf = |l: Leaf| match l {
+            Leaf::Load(i) => x.get(i).copied(),
+            Leaf::Const(c) => Some(c),
+        };
+        let v = match self {
+            Term::Load(i) => return x.get(i).copied(), // a JSON number is never NaN
+            Term::Const(c) => c,
+            Term::Bin(op, a, b) => {
+                let (a, b) = (leaf(a)?, leaf(b)?);
+                match op {
+                    b'+' => a + b,
+                    b'-' => a - b,
+                    b'*' => a * b,
+                    b'/' if b != 0.0 => a / b,
+                    _ => return None,
+                }
+            }
+        };
+        (!v.is_nan()).then_some(v)
+    }
 }
 
 const STACK: usize = 8;
@@ -140,7 +196,8 @@ impl FloatLink {
         }
         let (mut left, mut right) = (Vec::new(), Vec::new());
         let fits = compile(&link.left, &mut left, 0)? <= STACK && compile(&link.right, &mut right, 0)? <= STACK;
-        fits.then_some(FloatLink { left, op: link.op, right })
+        let terms = Term::of(&left).zip(Term::of(&right));
+        fits.then_some(FloatLink { left, op: link.op, right, terms })
     }
 
     /// The verdict, or None when a field read is not a float or the arithmetic meets a
@@ -151,6 +208,69 @@ impl FloatLink {
         let b = run(&self.right, vals)?;
         Some(if self.op.holds(a, b) { Verdict::Holds } else { Verdict::Fails })
     }
+}
+
+impl FloatLink {
+    /// `judge` on the fields' doubles (`x`, by field index), each field it reads a float.
+    #[inline]
+    fn judge_floats(&self, x: &[f64]) -> Option<Verdict> {
+        let (a, b) = match self.terms {
+            Some((l, r)) => (l.value(x)?, r.value(x)?),
+            None => (run_floats(&self.left, x)?, run_floats(&self.right, x)?),
+        };
+        Some(if self.op.holds(a, b) { Verdict::Holds } else { Verdict::Fails })
+    }
+
+    /// The fields it reads, as a bitmask.
+    fn loads(&self) -> u64 {
+        self.left.iter().chain(&self.right).fold(0, |m, op| match op {
+            Op::Load(i) if *i < 64 => m | 1 << i,
+            Op::Load(_) => u64::MAX,
+            _ => m,
+        })
+    }
+}
+
+/// `run` on doubles: the same arithmetic, the same refusals (a division by zero, a NaN).
+#[inline(always)]
+fn run_floats(prog: &[Op], x: &[f64]) -> Option<f64> {
+    match prog {
+        [Op::Load(i)] => return x.get(*i).copied(), // a JSON number is never NaN
+        [Op::Const(c)] => return (!c.is_nan()).then_some(*c),
+        _ => {}
+    }
+    let mut stack = [0.0f64; STACK];
+    let mut top = 0;
+    for op in prog {
+        match *op {
+            Op::Load(i) => {
+                *stack.get_mut(top)? = *x.get(i)?;
+                top += 1;
+            }
+            Op::Const(c) => {
+                *stack.get_mut(top)? = c;
+                top += 1;
+            }
+            Op::Neg => {
+                let v = stack.get_mut(top.checked_sub(1)?)?;
+                *v = -*v;
+            }
+            Op::Bin(op) => {
+                top = top.checked_sub(1)?;
+                let y = *stack.get(top)?;
+                let v = stack.get_mut(top.checked_sub(1)?)?;
+                *v = match op {
+                    b'+' => *v + y,
+                    b'-' => *v - y,
+                    b'*' => *v * y,
+                    b'/' if y != 0.0 => *v / y,
+                    _ => return None,
+                };
+            }
+        }
+    }
+    let v = *stack.first()?;
+    (top == 1 && !v.is_nan()).then_some(v)
 }
 
 #[inline]
@@ -207,6 +327,8 @@ pub struct Rule {
     /// A rule beyond a conjunction (`or`, `not`, `in`, strings, `when`): judged by this
     /// condition instead of `links`.
     pub cond: Option<super::expr::Cond>,
+    /// A conjunction whose every link has a float program: the fields they read (bitmask).
+    pub float_loads: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -218,8 +340,25 @@ pub enum Verdict {
 
 impl Rule {
     pub fn new(links: Vec<Link>, deps: u64, flag: bool, cond: Option<super::expr::Cond>) -> Self {
-        let floats = links.iter().map(FloatLink::of).collect();
-        Rule { links, floats, deps, flag, cond }
+        let floats: Vec<Option<FloatLink>> = links.iter().map(FloatLink::of).collect();
+        let float_loads = if cond.is_none() && floats.iter().all(Option::is_some) {
+            Some(floats.iter().flatten().fold(0, |m, f| m | f.loads())).filter(|&m| m != u64::MAX)
+        } else {
+            None
+        };
+        Rule { links, floats, deps, flag, cond, float_loads }
+    }
+
+    /// `judge` when every field the rule reads is a float, given as `x` by field index (the
+    /// caller checks that with `float_loads`); None: ask `judge`.
+    #[inline]
+    pub fn judge_floats(&self, x: &[f64]) -> Option<Verdict> {
+        for f in &self.floats {
+            if f.as_ref()?.judge_floats(x)? == Verdict::Fails {
+                return Some(Verdict::Fails);
+            }
+        }
+        Some(Verdict::Holds)
     }
 }
 
