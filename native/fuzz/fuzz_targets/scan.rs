@@ -32,25 +32,7 @@ impl Patterns for Alternate {
 }
 
 fn field(name: &str, ty: Ty) -> Field {
-    Field {
-        name: name.as_bytes().to_vec(),
-        name_repr: format!("'{name}'"),
-        ty,
-        null_slot: None,
-        lo: None,
-        hi: None,
-        label: "x".into(),
-        require_tz: false,
-        window: None,
-        min_len: None,
-        max_len: None,
-        allowed_str: None,
-        allowed_int: None,
-        allowed_shown: String::new(),
-        pattern: false,
-        flag: false,
-        nest: None,
-    }
+    Field::bare(name, ty)
 }
 
 fn plan(forbid_unknown: bool, flat: bool) -> Plan {

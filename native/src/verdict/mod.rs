@@ -85,6 +85,33 @@ pub struct Field {
     pub nest: Option<Box<nested::Node>>,
 }
 
+#[cfg(any(test, fuzzing))]
+impl Field {
+    /// A field of `ty` named `name` with no check beyond its type (label "x"): the tests and
+    /// the fuzz target build their plans from it.
+    pub fn bare(name: &str, ty: Ty) -> Self {
+        Field {
+            name: name.as_bytes().to_vec(),
+            name_repr: format!("'{name}'"),
+            ty,
+            null_slot: None,
+            lo: None,
+            hi: None,
+            label: "x".into(),
+            require_tz: false,
+            window: None,
+            min_len: None,
+            max_len: None,
+            allowed_str: None,
+            allowed_int: None,
+            allowed_shown: String::new(),
+            pattern: false,
+            flag: false,
+            nest: None,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub fields: Vec<Field>,

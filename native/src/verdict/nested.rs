@@ -194,25 +194,10 @@ mod tests {
     use crate::verdict::{Field, Ty};
 
     fn leaf(name: &str, ty: Ty, null_slot: Option<usize>) -> (Vec<u8>, Node) {
-        let f = Field {
-            name: name.as_bytes().to_vec(),
-            name_repr: format!("'{name}'"),
-            ty,
-            null_slot,
-            lo: Some((crate::verdict::rules::Num::I(0), "0".into())),
-            hi: None,
-            label: String::new(),
-            require_tz: false,
-            window: None,
-            min_len: None,
-            max_len: None,
-            allowed_str: None,
-            allowed_int: None,
-            allowed_shown: String::new(),
-            pattern: false,
-            flag: false,
-            nest: None,
-        };
+        let mut f = Field::bare(name, ty);
+        f.null_slot = null_slot;
+        f.lo = Some((crate::verdict::rules::Num::I(0), "0".into()));
+        f.label = String::new();
         (name.as_bytes().to_vec(), Node { null_slot, path_slot: None, shape: Shape::Leaf(Box::new(f)) })
     }
 

@@ -49,25 +49,8 @@ mod tests {
     }
 
     fn plan() -> Plan {
-        let symbol = Field {
-            name: b"symbol".to_vec(),
-            name_repr: "'symbol'".into(),
-            ty: Ty::Str,
-            null_slot: None,
-            lo: None,
-            hi: None,
-            label: "str".into(),
-            require_tz: false,
-            window: None,
-            min_len: None,
-            max_len: None,
-            allowed_str: None,
-            allowed_int: None,
-            allowed_shown: String::new(),
-            pattern: false,
-            flag: false,
-            nest: None,
-        };
+        let mut symbol = Field::bare("symbol", Ty::Str);
+        symbol.label = "str".into();
         Plan::new(vec![symbol], false, Vec::new())
     }
 
