@@ -184,3 +184,17 @@ def test_silent_mode_on_the_real_client_hands_failures_on_and_counts_none_acknow
     assert producer.flush(10.0) == 0
     assert (tally.acked, tally.undecided) == (0, 0)  # type: ignore[attr-defined]
     assert [f.value for f in failures] == [b"a", b"b", b"c"]
+
+
+def test_a_client_reporting_acknowledgements_to_a_silent_tally_is_an_error() -> None:
+    """A client that reports every record (delivery.report.only.error not set) to a silent
+    tally raises at the report instead of counting the record twice."""
+    client = HoldingClient()
+    producer = _silent_tally([], client)
+    tally = producer.ack_tally([].append)  # type: ignore[attr-defined]
+    producer.produce_batch(_records([b"a"]), 0, tally)  # type: ignore[attr-defined]
+    callback, _ = client.queued[0]
+    with pytest.raises(RuntimeError, match="acknowledgement was reported"):
+        callback(None, Message(topic="clean", value=b"a"))  # type: ignore[operator]
+    del callback
+    assert tally.undecided == 1  # type: ignore[attr-defined]
