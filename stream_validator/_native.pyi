@@ -134,13 +134,37 @@ class AvroPlan:
     ) -> tuple[list[bytes | None], list[int]]: ...
 
 class AckCounter:
-    """The producer's delivery callback for a batch: counts acknowledgements natively."""
+    """A batch's produce loop and delivery bookkeeping: counts acknowledgements natively
+    (``silent``: the client reports failures only; native/src/delivery.rs)."""
 
-    def __init__(self, on_failure: Any, convert: Any, /) -> None: ...
+    def __init__(self, on_failure: Any, convert: Any, silent: bool = False, /) -> None: ...
     @property
     def acked(self) -> int: ...
+    @property
+    def undecided(self) -> int: ...
     def __call__(self, error: Any, message: Any, /) -> None: ...
     def settle(self, failure: Any, /) -> None: ...
+    def produce_one(
+        self, produce: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None, /
+    ) -> None: ...
+    def produce_batch(
+        self,
+        produce: Any,
+        records: list[Any],
+        start: int,
+        cls: type[Any],
+        at: tuple[int, int, int, int, int],
+        stop_on: tuple[type[BaseException], ...],
+        /,
+    ) -> int: ...
+
+def partition_runs(records: list[Any], at: tuple[int, int], /) -> list[tuple[int, int]]:
+    """[start, end) of each run of consecutive records of one (topic, partition)."""
+
+def delivered_columns(
+    outputs: list[Any], clean: str, at: tuple[int, int], acked_at: float, /
+) -> tuple[list[int], list[float]]:
+    """The non-clean outputs' indices and the clean ones' latencies (native/src/records.rs)."""
 
 def clean_outputs(
     cls: type[T],

@@ -28,7 +28,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<verdict::built::ReportTypes>()?;
     m.add_class::<avro::py::AvroPlan>()?;
     m.add_class::<delivery::AckCounter>()?;
+    m.add_class::<delivery::FailureSink>()?;
     m.add_function(wrap_pyfunction!(records::clean_outputs, m)?)?;
+    m.add_function(wrap_pyfunction!(records::partition_runs, m)?)?;
+    m.add_function(wrap_pyfunction!(records::delivered_columns, m)?)?;
     m.add_function(wrap_pyfunction!(verdict::py::native_enabled, m)?)?;
     m.add_class::<offline::ScannedLines>()?;
     m.add_function(wrap_pyfunction!(offline::scan_lines, m)?)?;

@@ -85,3 +85,81 @@ pub fn clean_outputs<'py>(
     }
     PyList::new(py, out)
 }
+
+/// `item == other` as Python's `==` (identity first, as `PyObject_RichCompareBool`).
+fn same(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<bool> {
+    // SAFETY: both are live objects; a result of -1 is an exception, fetched.
+    let result = unsafe { ffi::PyObject_RichCompareBool(a.as_ptr(), b.as_ptr(), ffi::Py_EQ) };
+    if result < 0 {
+        return Err(PyErr::fetch(a.py()));
+    }
+    Ok(result == 1)
+}
+
+/// `[start, end)` of each run of consecutive records of one partition, in order: a record
+/// starts a run when its topic (`at.0`) or partition (`at.1`) differs (`!=`) from the
+/// previous record's. Records are tuples at least that long (else TypeError or IndexError).
+#[pyfunction]
+pub fn partition_runs(
+    records: &Bound<'_, PyList>,
+    at: (usize, usize),
+) -> PyResult<Vec<(usize, usize)>> {
+    let mut runs = Vec::new();
+    let mut previous: Option<(Bound<'_, PyAny>, Bound<'_, PyAny>)> = None;
+    let mut start = 0;
+    for (index, record) in records.iter().enumerate() {
+        let record = record.downcast_into::<PyTuple>()?;
+        let topic = record.get_item(at.0)?;
+        let partition = record.get_item(at.1)?;
+        if let Some((last_topic, last_partition)) = &previous {
+            if !same(&partition, last_partition)? || !same(&topic, last_topic)? {
+                runs.push((start, index));
+                start = index;
+            }
+        }
+        previous = Some((topic, partition));
+    }
+    if previous.is_some() {
+        runs.push((start, records.len()));
+    }
+    Ok(runs)
+}
+
+/// What a delivered route batch's outputs say, in one pass: the indices of those whose kind
+/// (`at.0`) is not `clean`, and for each clean one with a timestamp (`at.1`, milliseconds
+/// or None) its latency `acked_at - ms / 1000.0` (Python's float arithmetic: an int
+/// timestamp is converted to the nearest float first), in order.
+#[pyfunction]
+pub fn delivered_columns<'py>(
+    outputs: &Bound<'py, PyList>,
+    clean: &Bound<'py, PyAny>,
+    at: (usize, usize),
+    acked_at: f64,
+) -> PyResult<(Vec<usize>, Vec<Bound<'py, PyAny>>)> {
+    let py = outputs.py();
+    let mut dlq = Vec::new();
+    let mut latencies = Vec::with_capacity(outputs.len());
+    let thousand = 1000.0f64.into_pyobject(py)?.into_any();
+    let acked = acked_at.into_pyobject(py)?.into_any();
+    for (index, output) in outputs.iter().enumerate() {
+        let output = output.downcast_into::<PyTuple>()?;
+        if !same(&output.get_item(at.0)?, clean)? {
+            dlq.push(index);
+            continue;
+        }
+        let stamp = output.get_item(at.1)?;
+        if stamp.is_none() {
+            continue;
+        }
+        let latency = match stamp.extract::<i64>() {
+            // An i64 converts to the nearest f64 (ties to even), as int.__float__ does.
+            Ok(ms) if stamp.is_exact_instance_of::<pyo3::types::PyInt>() => (acked_at
+                - (ms as f64) / 1000.0)
+                .into_pyobject(py)?
+                .into_any(),
+            _ => acked.sub(stamp.div(&thousand)?)?, // anything else: Python's own arithmetic
+        };
+        latencies.push(latency);
+    }
+    Ok((dlq, latencies))
+}

@@ -29,6 +29,7 @@ from stream_validator.kafka.confluent import (
 # because it would break the delivery guarantee.
 _CONSUMER_PINNED = {"enable.auto.commit": "false", "enable.auto.offset.store": "false"}
 _PRODUCER_PINNED = {"enable.idempotence": "true", "acks": "all"}
+_ERRORS_ONLY = "delivery.report.only.error"
 #: Where librdkafka's own log lines go (a child of the service's JSON-logged package logger).
 LIBRDKAFKA_LOGGER = logging.getLogger("stream_validator.librdkafka")
 
@@ -63,9 +64,13 @@ def consumer_settings(
 
 
 def producer_settings(
-    config: ServiceConfig, error_cb: Callable[[Any], None] | None = None
+    config: ServiceConfig,
+    error_cb: Callable[[Any], None] | None = None,
+    *,
+    silent_acks: bool = False,
 ) -> dict[str, Any]:
-    """The producer's librdkafka configuration."""
+    """The producer's librdkafka configuration; ``silent_acks``: the client reports failed
+    outputs only (``ConfluentProducer``'s silent mode counts the acknowledgements)."""
     kafka = config.kafka
     settings: dict[str, Any] = {
         "bootstrap.servers": kafka.bootstrap_servers,
@@ -84,6 +89,11 @@ def producer_settings(
     settings.update(kafka.settings)
     settings.update(kafka.producer)
     _pin(settings, _PRODUCER_PINNED, "producer")
+    # Whether the client reports acknowledgements is the adapter's to decide: a producer
+    # told to report failures only would otherwise never learn its outputs were delivered.
+    _pin(settings, {_ERRORS_ONLY: "false"}, "producer")
+    # confluent-kafka reads this one itself, as a bool (a string is a TypeError).
+    settings[_ERRORS_ONLY] = silent_acks
     if "transactional.id" in settings:
         # Exactly-once changes how the service commits, so it is a first-class setting.
         raise ConfigError(
@@ -127,11 +137,15 @@ def create_producer(
     *,
     on_error: Callable[[KafkaErrorInfo], None] | None = None,
     overrides: Mapping[str, Any] | None = None,
+    silent_acks: bool = False,
 ) -> ConfluentProducer:
-    """The producer (``overrides`` on top, e.g. another ``transactional.id``)."""
-    settings = producer_settings(config, error_cb=_errors_to(on_error))
+    """The producer (``overrides`` on top, e.g. another ``transactional.id``);
+    ``silent_acks``: acknowledgements counted without a report per record (the service's
+    producer: ``ConfluentProducer``)."""
+    settings = producer_settings(config, error_cb=_errors_to(on_error), silent_acks=silent_acks)
     settings.update(overrides or {})
-    return ConfluentProducer(_build(Producer, settings, config, "producer"))
+    client = _build(Producer, settings, config, "producer")
+    return ConfluentProducer(client, silent_acks=silent_acks)
 
 
 def producer_from_settings(
@@ -178,8 +192,9 @@ class ServiceClients:
     def producer(
         self, *, on_error: Callable[[KafkaErrorInfo], None] | None = None
     ) -> ConfluentProducer:
-        """The service's producer (transactional with ``kafka.transactional_id``)."""
-        return create_producer(self._config, on_error=on_error)
+        """The service's producer (transactional with ``kafka.transactional_id``): it
+        reports failed outputs only, the acknowledgements are counted natively."""
+        return create_producer(self._config, on_error=on_error, silent_acks=True)
 
 
 def admin_from_settings(settings: Mapping[str, Any]) -> ConfluentAdmin:

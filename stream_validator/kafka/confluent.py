@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import repeat
 from operator import is_not
-from typing import Any
+from typing import Any, cast
 
 from confluent_kafka import (
     Consumer,
@@ -43,9 +43,19 @@ from stream_validator.kafka.ports import (
     Producible,
     RebalanceCallback,
 )
-from stream_validator.records import TopicPartitionKey
+from stream_validator.records import OutputRecord, TopicPartitionKey
 
 _error = Message.error
+#: Where produce_batch reads an OutputRecord: topic, key, value, headers, timestamp_ms.
+_OUTPUT_AT = cast(
+    tuple[int, int, int, int, int],
+    tuple(
+        OutputRecord._fields.index(name)
+        for name in ("topic", "key", "value", "headers", "timestamp_ms")
+    ),
+)
+#: What ends produce_batch at a record (the caller produces it alone to learn why).
+_NOT_TAKEN = (BufferError, KafkaException)
 
 
 def error_info(error: KafkaError) -> KafkaErrorInfo:
@@ -226,78 +236,107 @@ class ConfluentConsumer:
 
 
 class ConfluentProducer:
-    """``ports.Producer`` over confluent_kafka.Producer."""
+    """``ports.Producer`` over confluent_kafka.Producer.
 
-    def __init__(self, producer: Producer) -> None:
+    ``silent_acks``: the client was built with ``delivery.report.only.error`` (the service's
+    producer, ``clients.create_producer``): it reports failed outputs only, so an
+    acknowledged output costs no message object, argument tuple or Python call. The
+    acknowledgements are then counted natively from the callback's reference count
+    (``_native.AckCounter``, native/src/delivery.rs, which checks at every produce call that
+    the client keeps the reference it counts on); ``produce``'s callback still learns every
+    outcome (an acknowledgement once ``poll`` or ``flush`` served it, without its partition
+    and offset: -1)."""
+
+    def __init__(self, producer: Producer, *, silent_acks: bool = False) -> None:
         self._producer = producer
+        self._silent = silent_acks
+        #: Silent mode: records ``produce`` sent, whose acknowledgement is still to be told.
+        self._untold: list[tuple[AckCounter, DeliveryCallback, str]] = []
 
     def produce(self, record: Producible, on_delivery: DeliveryCallback) -> None:
         topic = record.topic
 
-        def delivered(err: KafkaError | None, msg: Message) -> None:
+        def report(err: KafkaError | None, msg: Message) -> DeliveryReport:
             info = None if err is None else error_info(err)
             partition, offset = msg.partition(), msg.offset()
-            on_delivery(
-                DeliveryReport(
-                    topic,
-                    info,
-                    -1 if partition is None else partition,
-                    -1 if offset is None else offset,
-                )
+            return DeliveryReport(
+                topic,
+                info,
+                -1 if partition is None else partition,
+                -1 if offset is None else offset,
             )
+
+        def delivered(err: KafkaError | None, msg: Message) -> None:
+            on_delivery(report(err, msg))
 
         kwargs: dict[str, Any] = {
             "key": record.key,
             "value": record.value,
             "headers": record.headers or None,
-            "on_delivery": delivered,
         }
         if record.timestamp_ms is not None:
             kwargs["timestamp"] = record.timestamp_ms
         with converted(f"produce to {topic}"):
-            self._producer.produce(topic, **kwargs)
+            if not self._silent:
+                self._producer.produce(topic, on_delivery=delivered, **kwargs)
+                return
+            # A failure reaches on_delivery from the client; an acknowledgement is told
+            # by poll() or flush() once the counter has seen it.
+            counter = AckCounter(on_delivery, report, True)
+            counter.produce_one(self._producer.produce, (topic,), kwargs)
+        self._untold.append((counter, on_delivery, topic))
+
+    def _tell_acknowledged(self) -> int:
+        """Silent mode: tell ``produce``'s callbacks the acknowledgements served meanwhile
+        (in produce order); how many were told."""
+        told = 0
+        waiting: list[tuple[AckCounter, DeliveryCallback, str]] = []
+        untold, self._untold = self._untold, waiting
+        for index, (counter, on_delivery, topic) in enumerate(untold):
+            if counter.undecided:
+                waiting.append((counter, on_delivery, topic))
+            elif counter.acked:  # else it failed: the client told on_delivery already
+                told += 1
+                try:
+                    on_delivery(DeliveryReport(topic, None))
+                except BaseException:
+                    waiting += untold[index + 1 :]  # told at the next poll
+                    raise
+        return told
 
     def ack_tally(self, on_failure: FailureCallback) -> AckTally:
         # Native: an acknowledged record costs no Python frame (two before: the client's
         # callback and the committer's counter); a failed one is converted here.
-        tally: AckTally = AckCounter(on_failure, _delivery_failure)
+        tally: AckTally = AckCounter(on_failure, _delivery_failure, self._silent)
         return tally
 
     def produce_batch(self, records: Sequence[Producible], start: int, tally: AckTally) -> int:
-        delivered: Any = tally  # an AckCounter: the client calls it with (error, message)
-        produce = self._producer.produce
-        index = start
-        try:
-            for index in range(start, len(records)):
-                record = records[index]
-                # Positional arguments: confluent-kafka parses keyword arguments per call,
-                # about 0.7 µs per record more (order: topic, value, key, partition,
-                # on_delivery, its alias, timestamp, headers; a change would show in
-                # tests/integration/test_service.py, which checks that key, headers and
-                # timestamp reach the clean topic). Partition -1: the partitioner
-                # picks; timestamp 0: librdkafka stamps the record (as produce() without one).
-                # (Column by column with ``starmap`` counted ~150 instructions a record more.)
-                produce(
-                    record.topic,
-                    record.value,
-                    record.key,
-                    -1,
-                    delivered,
-                    None,
-                    record.timestamp_ms or 0,
-                    record.headers or None,  # type: ignore[arg-type]
-                )
-        except (BufferError, KafkaException):
-            return index  # produce() that record to learn why (and wait for room)
-        return len(records)
+        counter = cast(AckCounter, tally)  # ack_tally's
+        # The loop is native (delivery.rs): positional arguments (confluent-kafka parses
+        # keyword arguments per call, about 0.7 µs per record more), an OutputRecord read by
+        # index; a change of the argument order would show in
+        # tests/integration/test_service.py, which checks that key, headers and timestamp
+        # reach the clean topic.
+        return counter.produce_batch(
+            self._producer.produce,
+            records if type(records) is list else list(records),
+            start,
+            OutputRecord,
+            _OUTPUT_AT,
+            _NOT_TAKEN,
+        )
 
     def poll(self, timeout_s: float) -> int:
         with converted("poll"):
-            return int(self._producer.poll(timeout_s))
+            served = int(self._producer.poll(timeout_s))
+        return served + (self._tell_acknowledged() if self._untold else 0)
 
     def flush(self, timeout_s: float) -> int:
         with converted("flush"):
-            return int(self._producer.flush(timeout_s))
+            left = int(self._producer.flush(timeout_s))
+        if self._untold:
+            self._tell_acknowledged()
+        return left
 
     def init_transactions(self, timeout_s: float) -> None:
         with converted():

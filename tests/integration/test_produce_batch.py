@@ -53,21 +53,24 @@ def as_output_records(records: list[Out]) -> list[OutputRecord]:
     ]
 
 
+@pytest.mark.parametrize("silent", [False, True], ids=["reported", "silent"])
 @pytest.mark.parametrize("form", ["dataclass", "OutputRecord"])
 def test_a_full_local_queue_stops_the_batch_at_the_first_record_not_taken(
-    kafka_bootstrap: str, form: str
+    kafka_bootstrap: str, form: str, silent: bool
 ) -> None:
     """The batch stops at the first record the full queue does not take; all 40 land as sent
-    (any Producible, and the service's OutputRecords)."""
+    (any Producible, and the service's OutputRecords) and are counted as acknowledged,
+    whether the client reports every record or failures only (the service's producer)."""
     topic = create_topic(kafka_bootstrap, prefix="produce-batch")
     client = Producer(
         {
             "bootstrap.servers": kafka_bootstrap,
             "queue.buffering.max.messages": 7,
             "linger.ms": 200,  # nothing leaves the queue before the batch call returns
+            "delivery.report.only.error": silent,
         }
     )
-    producer = ConfluentProducer(client)
+    producer = ConfluentProducer(client, silent_acks=silent)
     records: list[Any] = outputs(topic, 40)
     if form == "OutputRecord":
         records = as_output_records(records)
@@ -92,13 +95,21 @@ def test_a_full_local_queue_stops_the_batch_at_the_first_record_not_taken(
             assert message.timestamp > 1_764_600_000_000  # stamped by the client: now
 
 
+@pytest.mark.parametrize("silent", [False, True], ids=["reported", "silent"])
 def test_a_record_too_large_is_where_the_batch_stops_and_is_refused_alone(
-    kafka_bootstrap: str,
+    kafka_bootstrap: str, silent: bool
 ) -> None:
     """A record over message.max.bytes ends the batch and is refused alone; the rest land."""
     topic = create_topic(kafka_bootstrap, prefix="produce-batch-large")
     producer = ConfluentProducer(
-        Producer({"bootstrap.servers": kafka_bootstrap, "message.max.bytes": 2000})
+        Producer(
+            {
+                "bootstrap.servers": kafka_bootstrap,
+                "message.max.bytes": 2000,
+                "delivery.report.only.error": silent,
+            }
+        ),
+        silent_acks=silent,
     )
     records = outputs(topic, 12)
     records[5] = Out(topic, b"big", b"x" * 5000, [], None)

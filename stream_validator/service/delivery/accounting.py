@@ -13,14 +13,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import compress, repeat
-from operator import eq, itemgetter, not_, sub, truediv
 
+from stream_validator._native import delivered_columns
 from stream_validator.records import OutputRecord
 from stream_validator.service.plan.planner import BatchPlan
 
-_kind = itemgetter(OutputRecord._fields.index("kind"))
-_timestamp_ms = itemgetter(OutputRecord._fields.index("timestamp_ms"))
+_COLUMNS_AT = (OutputRecord._fields.index("kind"), OutputRecord._fields.index("timestamp_ms"))
 
 
 @dataclass(slots=True)
@@ -70,21 +68,18 @@ def delivered_routes(
     for plan in plans:
         end = start + len(plan.outputs)
         mine = outputs[start:end]
-        # Once per output of every batch: column by column, in C (no Python frame per
-        # output), as clean_outputs builds them.
-        clean = list(map(eq, map(_kind, mine), repeat("clean")))
-        dlq = list(compress(range(len(mine)), map(not_, clean)))
+        if type(mine) is not list:
+            mine = list(mine)
+        # Once per output of every batch: natively, one pass with no object per output but
+        # the latencies (``delivered_columns``: the DLQ positions, and acked_at - ms / 1000.0
+        # for each clean output with a timestamp).
+        dlq, latencies = delivered_columns(mine, "clean", _COLUMNS_AT, acked_at)
         route = RouteDelivery(plan, clean=len(mine) - len(dlq), dlq=len(dlq))
         route.quarantined = dlq
         route.truncated = sum(mine[i].truncated for i in dlq)
         for index in converted:
             if start <= index < end:
                 route.add_conversion(outputs[index])
-        stamps = list(compress(map(_timestamp_ms, mine), clean))
-        if None in stamps:
-            stamps = [ms for ms in stamps if ms is not None]
-        # acked_at - ms / 1000.0 for each, in C (no bytecode per output)
-        latencies = list(map(sub, repeat(acked_at), map(truediv, stamps, repeat(1000.0))))
         if latencies and min(latencies) < 0.0:  # clock skew counts as 0
             latencies = [max(seconds, 0.0) for seconds in latencies]
         route.latencies = latencies

@@ -265,6 +265,14 @@ def test_client_settings_refuse_unsafe_overrides(tmp_path: Path) -> None:
         ("consumer", "enable.auto.commit", "true", "enable.auto.commit=true is not allowed"),
         ("producer", "acks", "1", "acks=1 is not allowed"),
         ("producer", "transactional.id", "x", "set kafka.transactional_id"),
+        # The producer would report failures only: its outputs never counted as delivered,
+        # nothing ever committed.
+        (
+            "producer",
+            "delivery.report.only.error",
+            True,
+            "delivery.report.only.error=true is not allowed",
+        ),
     ]:
         document = minimal()
         document["kafka"][section] = {key: value}
@@ -287,6 +295,9 @@ def test_client_settings_defaults(tmp_path: Path) -> None:
     assert producer["enable.idempotence"] == "true" and producer["acks"] == "all"
     assert consumer["security.protocol"] == producer["security.protocol"] == "SASL_SSL"
     assert producer["linger.ms"] == "1"
+    # The adapter decides whether acknowledgements are reported (a bool: confluent-kafka's).
+    assert producer["delivery.report.only.error"] is False
+    assert producer_settings(config, silent_acks=True)["delivery.report.only.error"] is True
 
 
 def test_producer_linger_can_be_set(tmp_path: Path) -> None:
