@@ -116,14 +116,10 @@ def scan_lines(
     windows: list[tuple[int | None, int | None]],
     max_bytes: int,
     rows: StateRows | None = None,
+    types: ReportTypes | None = None,
+    base: int = 0,
     /,
-) -> tuple[
-    int,
-    int,
-    int,
-    ScannedLines,
-    tuple[list[tuple[Any, ...]], list[int], list[int], int, list[tuple[int, str]]],
-]: ...
+) -> tuple[int, int, int, ScannedLines, tuple[Any, ...]]: ...
 
 class AvroPlan:
     """An Avro writer schema compiled for the native transcoder (built by registry.avronative)."""

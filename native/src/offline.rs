@@ -16,7 +16,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
 use crate::state::rows::StateRows;
-use crate::verdict::py::{Borrowed, VerdictPlan};
+use crate::verdict::built::ReportTypes;
+use crate::verdict::py::{Borrowed, Raws, VerdictPlan};
 use crate::verdict::Window;
 
 extern "C" {
@@ -126,8 +127,11 @@ impl ScannedLines {
 /// last line read, lines read, blank lines among them, the records as `ScannedLines`,
 /// `VerdictPlan.scan`'s tuple for the records). `cut_first`: the first line was cut short
 /// (kept to `max_bytes + 1` bytes). `rows`: one row per record, as `scan` fills it.
+/// `types` and `base`: as `VerdictPlan.scan`'s (each bad record's `QuarantinedRecord`
+/// built, its raw payload a copy of its line, and the tally), `base` the batch position of
+/// the call's first record. A line over `max_bytes` gets its `oversized` violation here.
 #[pyfunction]
-#[pyo3(signature = (plan, data, start, end, tail, cut_first, take, windows, max_bytes, rows = None))]
+#[pyo3(signature = (plan, data, start, end, tail, cut_first, take, windows, max_bytes, rows = None, types = None, base = 0))]
 #[allow(clippy::too_many_arguments)]
 pub fn scan_lines<'py>(
     py: Python<'py>,
@@ -141,6 +145,8 @@ pub fn scan_lines<'py>(
     windows: Vec<Window>,
     max_bytes: usize,
     rows: Option<&Bound<'py, StateRows>>,
+    types: Option<&Bound<'py, ReportTypes>>,
+    base: usize,
 ) -> PyResult<(usize, usize, usize, ScannedLines, Bound<'py, PyTuple>)> {
     let buf = data.as_bytes();
     if start > end || end > buf.len() {
@@ -183,7 +189,9 @@ pub fn scan_lines<'py>(
     let mut held = rows.map(|r| r.borrow_mut());
     let sink = held.as_deref_mut().map(|r| &mut r.rows);
     // `data` (held by the caller and by `ScannedLines`) keeps the borrowed bytes alive.
-    let judged = plan.judge_borrowed(py, borrowed, &windows, sink, None)?;
+    let raws = Raws::Lines(data, &spans, max_bytes);
+    let built = types.map(|t| (t.get(), base));
+    let judged = plan.judge_borrowed(py, borrowed, &windows, sink, Some(raws), built)?;
     let scanned = ScannedLines { data: data.clone().unbind(), spans, lines: numbers };
     Ok((at, lines, blanks, scanned, judged))
 }

@@ -298,6 +298,7 @@ def add_lines(
     # records to Python until learnt after it, so chunks bound what one new value costs.
     take = min(take, rust.lines_chunk)
     mark = len(state_rows) if state_rows is not None else 0
+    base = batch._total
     records: _native.ScannedLines | PyScannedLines
     try:
         after, lines, blanks, records, scanned = _native.scan_lines(
@@ -311,6 +312,8 @@ def add_lines(
             batch._rust_windows,
             rust.max_payload_bytes,
             state_rows,
+            _TYPES,
+            base,
         )
     except Exception as exc:  # defence in depth, as add_payloads: Python reads the lines
         batch._log_error("native core", exc)  # and its rules judge them
@@ -327,7 +330,6 @@ def add_lines(
             state_rows.truncate(mark)
             state_rows.extend_absent(len(records))
         scanned = ([(i, _DEFER) for i in range(len(records))], [], [], 0, [])
-    base = batch._total
     batch._total += len(records)
     # Indexed like the payloads list; never sliced, as the batch keeps no records.
     quarantined = _settle(batch, rust, base, cast(Sequence[Any], records), scanned)
