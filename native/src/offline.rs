@@ -15,6 +15,7 @@ use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
+use crate::dlqline;
 use crate::state::rows::StateRows;
 use crate::verdict::built::ReportTypes;
 use crate::verdict::py::{Borrowed, Raws, VerdictPlan};
@@ -45,6 +46,10 @@ pub struct ScannedLines {
     spans: Vec<(usize, usize)>,
     /// Per record, its line's index among the lines the call read (0-based).
     lines: Vec<usize>,
+    /// The call's report types (`dlq_line` writes only with them).
+    types: Option<Py<ReportTypes>>,
+    /// The call's first line was cut short (its DLQ entry is the Python writer's).
+    cut_first: bool,
 }
 
 impl ScannedLines {
@@ -63,6 +68,28 @@ impl ScannedLines {
     fn __getitem__<'py>(&self, py: Python<'py>, at: usize) -> PyResult<Bound<'py, PyBytes>> {
         let (from, to) = self.span(at)?;
         Ok(PyBytes::new(py, &self.data.as_bytes(py)[from..to]))
+    }
+
+    /// Record `at`'s DLQ entry, `dlq.jsonlines.dlq_line(first_line + line(at), q,
+    /// self[at])` (`q`: its `QuarantinedRecord`; `first_line`: the number of the call's
+    /// first line), or None where that writer must write it: a cut line, bytes that are not
+    /// UTF-8, a violation of a rule or flagged, a call without report types (`dlqline`).
+    fn dlq_line<'py>(
+        &self,
+        py: Python<'py>,
+        at: usize,
+        first_line: u64,
+        q: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let (from, to) = self.span(at)?;
+        let line = self.lines[at];
+        let Some(types) = &self.types else { return Ok(None) };
+        if self.cut_first && line == 0 {
+            return Ok(None);
+        }
+        let raw = &self.data.as_bytes(py)[from..to];
+        let number = first_line.saturating_add(line as u64);
+        Ok(dlqline::entry(types.get(), number, q, raw)?.map(|e| PyBytes::new(py, &e)))
     }
 
     /// Record `at`'s line, as an index among the lines the call read.
@@ -192,7 +219,8 @@ pub fn scan_lines<'py>(
     let raws = Raws::Lines(data, &spans, max_bytes);
     let built = types.map(|t| (t.get(), base));
     let judged = plan.judge_borrowed(py, borrowed, &windows, sink, Some(raws), built)?;
-    let scanned = ScannedLines { data: data.clone().unbind(), spans, lines: numbers };
+    let types = types.map(|t| t.clone().unbind());
+    let scanned = ScannedLines { data: data.clone().unbind(), spans, lines: numbers, types, cut_first };
     Ok((at, lines, blanks, scanned, judged))
 }
 

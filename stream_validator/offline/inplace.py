@@ -94,9 +94,12 @@ def judge_in_place(
                         valid_out.write(view[run_start:run_end])
             if dlq_out is not None:
                 for position, q in quarantined.items():
-                    line = records.line(position)
-                    length = cut if line == 0 else None
-                    dlq_out.write(dlq_line(line_one + line, q, records[position], length))
+                    entry = records.dlq_line(position, line_one, q)  # the core's, if it can
+                    if entry is None:  # the writer's: a cut line, base64, a rule's violation
+                        line = records.line(position)
+                        length = cut if line == 0 else None
+                        entry = dlq_line(line_one + line, q, records[position], length)
+                    dlq_out.write(entry)
             if batch_size and in_batch >= batch_size:
                 summary.add(batch.finish(), first_line, last_line)
                 batch = verifier.start_batch(keep_records=False)

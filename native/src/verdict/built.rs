@@ -95,6 +95,16 @@ impl ReportTypes {
 }
 
 impl ReportTypes {
+    /// The `Violation` class.
+    pub(crate) fn violation_type<'py>(&self, py: Python<'py>) -> &Bound<'py, PyType> {
+        self.violation.cls.bind(py)
+    }
+
+    /// The type of the kinds (`ViolationKind`), None without kinds.
+    pub(crate) fn kind_type<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(self.kinds.first().map_or_else(|| py.None().into_bound(py), |k| k.bind(py).get_type().into_any()))
+    }
+
     fn kind<'py>(&self, py: Python<'py>, code: u8) -> PyResult<&Bound<'py, PyAny>> {
         self.kinds
             .get(usize::from(code))
