@@ -13,7 +13,7 @@ use std::os::raw::{c_int, c_void};
 
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 use crate::dlqline;
 use crate::state::rows::StateRows;
@@ -70,26 +70,36 @@ impl ScannedLines {
         Ok(PyBytes::new(py, &self.data.as_bytes(py)[from..to]))
     }
 
-    /// Record `at`'s DLQ entry, `dlq.jsonlines.dlq_line(first_line + line(at), q,
-    /// self[at])` (`q`: its `QuarantinedRecord`; `first_line`: the number of the call's
-    /// first line), or None where that writer must write it: a cut line, bytes that are not
-    /// UTF-8, a violation of a rule or flagged, a call without report types (`dlqline`).
-    fn dlq_line<'py>(
+    /// The DLQ entries of the records `quarantined` (record position -> its
+    /// `QuarantinedRecord`), in its order: each `dlq.jsonlines.dlq_line(first_line +
+    /// line(at), q, self[at])` (`first_line`: the number of the call's first line), or None
+    /// where that writer must write it: a cut line, bytes that are not UTF-8, a violation of
+    /// a rule or flagged, a call without report types (`dlqline`).
+    fn dlq_lines<'py>(
         &self,
         py: Python<'py>,
-        at: usize,
         first_line: u64,
-        q: &Bound<'py, PyAny>,
-    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        let (from, to) = self.span(at)?;
-        let line = self.lines[at];
-        let Some(types) = &self.types else { return Ok(None) };
-        if self.cut_first && line == 0 {
-            return Ok(None);
+        quarantined: &Bound<'py, PyDict>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let out = PyList::empty(py);
+        let data = self.data.as_bytes(py);
+        for (at, q) in quarantined.iter() {
+            let at: usize = at.extract()?;
+            let (from, to) = self.span(at)?;
+            let line = self.lines[at];
+            let entry = match &self.types {
+                Some(types) if !(self.cut_first && line == 0) => {
+                    let number = first_line.saturating_add(line as u64);
+                    dlqline::entry(types.get(), number, &q, &data[from..to])?
+                }
+                _ => None,
+            };
+            match entry {
+                Some(entry) => out.append(PyBytes::new(py, &entry))?,
+                None => out.append(py.None())?,
+            }
         }
-        let raw = &self.data.as_bytes(py)[from..to];
-        let number = first_line.saturating_add(line as u64);
-        Ok(dlqline::entry(types.get(), number, q, raw)?.map(|e| PyBytes::new(py, &e)))
+        Ok(out)
     }
 
     /// Record `at`'s line, as an index among the lines the call read.

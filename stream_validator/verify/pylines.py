@@ -12,7 +12,7 @@ __all__ = ["PyScannedLines", "read_lines"]
 
 class PyScannedLines:
     """``_native.ScannedLines`` in Python: the records (non-blank lines) of one call, as
-    spans of its block (``len``, ``[i]``, ``line(i)``, ``runs``, ``join``, ``dlq_line``)."""
+    spans of its block (``len``, ``[i]``, ``line(i)``, ``runs``, ``join``, ``dlq_lines``)."""
 
     __slots__ = ("_data", "_lines", "_spans")
 
@@ -31,9 +31,9 @@ class PyScannedLines:
     def line(self, at: int) -> int:
         return self._lines[at]
 
-    def dlq_line(self, at: int, first_line: int, quarantined: object) -> None:
-        """As ``ScannedLines.dlq_line`` when it declines: the Python writer writes them all."""
-        return None
+    def dlq_lines(self, first_line: int, quarantined: dict[int, object]) -> list[bytes | None]:
+        """As ``ScannedLines.dlq_lines`` declining them all: the Python writer writes them."""
+        return [None] * len(quarantined)
 
     def _kept(self, left_out: list[int]) -> list[tuple[int, int]]:
         skip = set(left_out)
