@@ -5,6 +5,7 @@ Python rules), line for line the same. PURE.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import NamedTuple
 
 __all__ = ["PyScannedLines", "read_lines"]
@@ -31,7 +32,7 @@ class PyScannedLines:
     def line(self, at: int) -> int:
         return self._lines[at]
 
-    def dlq_lines(self, first_line: int, quarantined: dict[int, object]) -> list[bytes | None]:
+    def dlq_lines(self, first_line: int, quarantined: Mapping[int, object]) -> list[bytes | None]:
         """As ``ScannedLines.dlq_lines`` declining them all: the Python writer writes them."""
         return [None] * len(quarantined)
 
