@@ -28,52 +28,71 @@ static ESCAPES: [u8; 256] = {
     table
 };
 
-/// The position of the first byte from `at` that `ESCAPES` escapes, else `bytes.len()`:
-/// eight bytes at a time (a `"`, a `\\` or a byte below 0x20 in a word), so plain text costs
-/// about two instructions a byte. The word tests may also flag bytes after the first hit (a
-/// borrow carried on), never before it, so the lowest flag is exact.
-fn next_escape(bytes: &[u8], mut at: usize) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    while let Some(word) = bytes.get(at..at + 8) {
-        let w = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
-        let quote = w ^ (ONES * u64::from(b'"'));
-        let slash = w ^ (ONES * u64::from(b'\\'));
-        let hits = (quote.wrapping_sub(ONES) & !quote
-            | slash.wrapping_sub(ONES) & !slash
-            | w.wrapping_sub(ONES * 0x20) & !w)
-            & HIGH;
-        if hits != 0 {
-            return at + (hits.trailing_zeros() / 8) as usize;
-        }
-        at += 8;
-    }
-    while at < bytes.len() && ESCAPES[usize::from(bytes[at])] == 0 {
-        at += 1;
-    }
-    at
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// The bytes of the word `w` (little-endian) that `ESCAPES` escapes, each as its high bit:
+/// a `"`, a `\\` or a byte below 0x20. The tests may also flag a byte after a flagged one
+/// (a borrow carried on), never one before it, so the lowest flag is exact.
+#[inline]
+fn escapes_in(w: u64) -> u64 {
+    let quote = w ^ (ONES * u64::from(b'"'));
+    let slash = w ^ (ONES * u64::from(b'\\'));
+    (quote.wrapping_sub(ONES) & !quote | slash.wrapping_sub(ONES) & !slash | w.wrapping_sub(ONES * 0x20) & !w)
+        & HIGH
 }
 
 /// `s` as orjson writes a JSON string: `"` and `\\` escaped, `\b \t \n \f \r` short, every
 /// other control character below 0x20 as `\u00xx` (lower-case hex), the rest as is.
+///
+/// Eight bytes at a time: a word without an escape is stored whole, and a word with one
+/// is stored whole too before its first escape overwrites the rest (the length then counts
+/// only the bytes before it), so a run of plain text costs no call to `memcpy`.
 pub(crate) fn push_str(out: &mut Vec<u8>, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
-    out.reserve(bytes.len() + 2);
+    // Room for every byte escaped as two, a word stored past the end and the quotes; a
+    // `\u00xx` escape (four more) reserves its own.
+    out.reserve(2 * bytes.len() + 16);
     out.push(b'"');
-    let (mut start, mut at) = (0, 0);
-    loop {
-        at = next_escape(bytes, at);
-        out.extend_from_slice(&bytes[start..at]);
-        let Some(&b) = bytes.get(at) else { break };
+    let mut at = 0;
+    while at < bytes.len() {
+        if let Some(word) = bytes.get(at..at + 8) {
+            let w = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
+            let hits = escapes_in(w);
+            let plain = if hits == 0 { 8 } else { (hits.trailing_zeros() / 8) as usize };
+            let len = out.len();
+            debug_assert!(out.capacity() - len >= 8);
+            // SAFETY: at least eight bytes of spare capacity: the reservation above is two
+            // per input byte plus 16, every byte written so far took at most two of it, and
+            // a `\u00xx` escape reserves the same budget again for the bytes after it;
+            // only the `plain` bytes stored are counted.
+            unsafe {
+                std::ptr::write_unaligned(out.as_mut_ptr().add(len).cast::<u64>(), w);
+                out.set_len(len + plain);
+            }
+            at += plain;
+            if plain == 8 {
+                continue;
+            }
+        } else {
+            while at < bytes.len() && ESCAPES[usize::from(bytes[at])] == 0 {
+                out.push(bytes[at]);
+                at += 1;
+            }
+            if at == bytes.len() {
+                break;
+            }
+        }
+        let b = bytes[at];
         let escape = ESCAPES[usize::from(b)];
         if escape == b'u' {
+            out.reserve(6 + 2 * (bytes.len() - at) + 16); // the budget of the rest kept
             out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xf)]]);
         } else {
             out.extend_from_slice(&[b'\\', escape]);
         }
         at += 1;
-        start = at;
     }
     out.push(b'"');
 }
@@ -207,6 +226,25 @@ mod tests {
                 assert_eq!(json(&text), want, "byte {b:#x} at {at}");
             }
         }
+    }
+
+    #[test]
+    fn long_texts_of_control_characters_and_quotes_are_escaped_whole() {
+        let text: String = (0..300u32).map(|i| char::from_u32(i % 0x24).unwrap_or('x')).collect();
+        let want: String = text
+            .chars()
+            .map(|c| match c {
+                '"' => "\\\"".to_string(),
+                '\u{8}' => "\\b".to_string(),
+                '\t' => "\\t".to_string(),
+                '\n' => "\\n".to_string(),
+                '\u{c}' => "\\f".to_string(),
+                '\r' => "\\r".to_string(),
+                c if (c as u32) < 0x20 => format!("\\u{:04x}", c as u32),
+                c => c.to_string(),
+            })
+            .collect();
+        assert_eq!(json(&text), format!("\"{want}\""));
     }
 
     #[test]
