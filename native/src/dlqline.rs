@@ -86,11 +86,16 @@ pub(crate) fn push_str(out: &mut Vec<u8>, s: &str) {
         }
         let b = bytes[at];
         let escape = ESCAPES[usize::from(b)];
-        if escape == b'u' {
+        if escape != b'u' {
+            let len = out.len();
+            // SAFETY: two of the byte's budget of spare capacity (see above).
+            unsafe {
+                std::ptr::write_unaligned(out.as_mut_ptr().add(len).cast::<[u8; 2]>(), [b'\\', escape]);
+                out.set_len(len + 2);
+            }
+        } else {
             out.reserve(6 + 2 * (bytes.len() - at) + 16); // the budget of the rest kept
             out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xf)]]);
-        } else {
-            out.extend_from_slice(&[b'\\', escape]);
         }
         at += 1;
     }
