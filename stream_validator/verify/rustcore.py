@@ -52,9 +52,10 @@ __all__ = [
 CHUNK: Final = 256
 #: Lines per native call of the file path (``add_lines``): bigger, as each call costs some
 #: Python (its chunk settled, the state fed, the valid lines written), about 270
-#: instructions a line at 256 lines a call, 70 at 1,024; a pattern value first seen
-#: defers at most this many records to Python before it is learnt.
-LINES_CHUNK: Final = 1024
+#: instructions a line at 256 lines a call, 70 at 1,024, about 25 at 4,096 (a 1 MiB
+#: block of ticks is about 7,000 lines); a pattern value first seen defers at most this
+#: many records to Python before it is learnt.
+LINES_CHUNK: Final = 4096
 #: The violation kinds by the core's codes (native/src/verdict/mod.rs ``Kind``).
 KINDS: Final = (
     ViolationKind.MISSING_FIELD,
