@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 
 mod avro;
 mod delivery;
+mod dlqline;
 mod offline;
 mod records;
 pub mod state;

@@ -13,10 +13,12 @@ use std::os::raw::{c_int, c_void};
 
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
+use crate::dlqline;
 use crate::state::rows::StateRows;
-use crate::verdict::py::{Borrowed, VerdictPlan};
+use crate::verdict::built::ReportTypes;
+use crate::verdict::py::{Borrowed, Raws, VerdictPlan};
 use crate::verdict::Window;
 
 extern "C" {
@@ -44,6 +46,10 @@ pub struct ScannedLines {
     spans: Vec<(usize, usize)>,
     /// Per record, its line's index among the lines the call read (0-based).
     lines: Vec<usize>,
+    /// The call's report types (`dlq_line` writes only with them).
+    types: Option<Py<ReportTypes>>,
+    /// The call's first line was cut short (its DLQ entry is the Python writer's).
+    cut_first: bool,
 }
 
 impl ScannedLines {
@@ -62,6 +68,38 @@ impl ScannedLines {
     fn __getitem__<'py>(&self, py: Python<'py>, at: usize) -> PyResult<Bound<'py, PyBytes>> {
         let (from, to) = self.span(at)?;
         Ok(PyBytes::new(py, &self.data.as_bytes(py)[from..to]))
+    }
+
+    /// The DLQ entries of the records `quarantined` (record position -> its
+    /// `QuarantinedRecord`), in its order: each `dlq.jsonlines.dlq_line(first_line +
+    /// line(at), q, self[at])` (`first_line`: the number of the call's first line), or None
+    /// where that writer must write it: a cut line, bytes that are not UTF-8, a violation of
+    /// a rule or flagged, a call without report types (`dlqline`).
+    fn dlq_lines<'py>(
+        &self,
+        py: Python<'py>,
+        first_line: u64,
+        quarantined: &Bound<'py, PyDict>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let out = PyList::empty(py);
+        let data = self.data.as_bytes(py);
+        for (at, q) in quarantined.iter() {
+            let at: usize = at.extract()?;
+            let (from, to) = self.span(at)?;
+            let line = self.lines[at];
+            let entry = match &self.types {
+                Some(types) if !(self.cut_first && line == 0) => {
+                    let number = first_line.saturating_add(line as u64);
+                    dlqline::entry(types.get(), number, &q, &data[from..to])?
+                }
+                _ => None,
+            };
+            match entry {
+                Some(entry) => out.append(PyBytes::new(py, &entry))?,
+                None => out.append(py.None())?,
+            }
+        }
+        Ok(out)
     }
 
     /// Record `at`'s line, as an index among the lines the call read.
@@ -126,8 +164,11 @@ impl ScannedLines {
 /// last line read, lines read, blank lines among them, the records as `ScannedLines`,
 /// `VerdictPlan.scan`'s tuple for the records). `cut_first`: the first line was cut short
 /// (kept to `max_bytes + 1` bytes). `rows`: one row per record, as `scan` fills it.
+/// `types` and `base`: as `VerdictPlan.scan`'s (each bad record's `QuarantinedRecord`
+/// built, its raw payload a copy of its line, and the tally), `base` the batch position of
+/// the call's first record. A line over `max_bytes` gets its `oversized` violation here.
 #[pyfunction]
-#[pyo3(signature = (plan, data, start, end, tail, cut_first, take, windows, max_bytes, rows = None))]
+#[pyo3(signature = (plan, data, start, end, tail, cut_first, take, windows, max_bytes, rows = None, types = None, base = 0))]
 #[allow(clippy::too_many_arguments)]
 pub fn scan_lines<'py>(
     py: Python<'py>,
@@ -141,6 +182,8 @@ pub fn scan_lines<'py>(
     windows: Vec<Window>,
     max_bytes: usize,
     rows: Option<&Bound<'py, StateRows>>,
+    types: Option<&Bound<'py, ReportTypes>>,
+    base: usize,
 ) -> PyResult<(usize, usize, usize, ScannedLines, Bound<'py, PyTuple>)> {
     let buf = data.as_bytes();
     if start > end || end > buf.len() {
@@ -183,8 +226,11 @@ pub fn scan_lines<'py>(
     let mut held = rows.map(|r| r.borrow_mut());
     let sink = held.as_deref_mut().map(|r| &mut r.rows);
     // `data` (held by the caller and by `ScannedLines`) keeps the borrowed bytes alive.
-    let judged = plan.judge_borrowed(py, borrowed, &windows, sink, None)?;
-    let scanned = ScannedLines { data: data.clone().unbind(), spans, lines: numbers };
+    let raws = Raws::Lines(data, &spans, max_bytes);
+    let built = types.map(|t| (t.get(), base));
+    let judged = plan.judge_borrowed(py, borrowed, &windows, sink, Some(raws), built)?;
+    let types = types.map(|t| t.clone().unbind());
+    let scanned = ScannedLines { data: data.clone().unbind(), spans, lines: numbers, types, cut_first };
     Ok((at, lines, blanks, scanned, judged))
 }
 

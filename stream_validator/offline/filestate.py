@@ -8,9 +8,12 @@ from typing import Any
 from stream_validator.offline.lines import without
 from stream_validator.state import EventTally, StateFeed, distrusted
 from stream_validator.state.native import symbol_state_tracker
-from stream_validator.verify import DataSchemaContractVerifier, QuarantinedRecord
+from stream_validator.verify import DataSchemaContractVerifier, QuarantinedRecord, Violation
 
 __all__ = ["FileState"]
+
+#: Tuples of violated fields whose ``distrusted`` parts a ``FileState`` remembers.
+_MEMO = 1024
 
 
 class FileState:
@@ -31,6 +34,7 @@ class FileState:
         self.tracker = symbol_state_tracker(spec, native)
         self._feed = StateFeed(self.tracker, types, verifier.field_getter)
         self.tally = EventTally(5)
+        self._memo: dict[tuple[str | None, ...], frozenset[str]] = {}
         # The state's fields as the Rust verdict scan reads them (None: no core or tracker
         # to take them): ``add_payloads`` fills it, ``feed`` hands it to the tracker.
         self.rows: Any = None
@@ -72,13 +76,32 @@ class FileState:
 
     def feed_scanned(self, records: Any, quarantined: dict[int, QuarantinedRecord]) -> None:
         """Fold in the records of one ``add_lines`` call (``records``: its ``ScannedLines``,
-        whose rows ``self.rows`` holds): as ``feed``, without a list per record."""
-        parts, unfed = self._distrusted(quarantined)
-        distrust = {
-            position: part for position, part in parts.items() if part and "key" not in part
-        }
+        whose rows ``self.rows`` holds; ``quarantined`` by ascending position): as ``feed``,
+        without a list per record."""
+        unfed: list[int] = []
+        distrust: dict[int, frozenset[str]] = {}
+        parts = self._parts
+        for position, q in quarantined.items():
+            part = parts(q.violations)
+            if part:
+                if "key" in part:
+                    unfed.append(position)
+                else:
+                    distrust[position] = part
         for events in self._feed.observe_rows(0, records, self.rows, unfed, distrust):
             self.tally.add(events)
+
+    def _parts(self, violations: list[Violation]) -> frozenset[str]:
+        """``state.distrusted`` of a quarantined record, remembered per tuple of violated
+        fields (what it depends on when no violation is record-level, i.e. field None):
+        a feed's bad lines mostly repeat a few."""
+        fields = tuple([v.field for v in violations])
+        part = self._memo.get(fields)
+        if part is None:
+            part = distrusted(self._spec, violations)
+            if None not in fields and len(self._memo) < _MEMO:
+                self._memo[fields] = part
+        return part
 
     def _distrusted(
         self, quarantined: dict[int, QuarantinedRecord]
@@ -86,9 +109,7 @@ class FileState:
         """Per quarantined line (not per line: most lines are valid), the state fields it
         may not feed (``state.distrusted``); and the positions, ascending, of those whose
         key did not pass: they feed nothing."""
-        parts = {
-            position: distrusted(self._spec, q.violations) for position, q in quarantined.items()
-        }
+        parts = {position: self._parts(q.violations) for position, q in quarantined.items()}
         return parts, sorted(position for position, part in parts.items() if "key" in part)
 
     def summary(self) -> dict[str, Any]:

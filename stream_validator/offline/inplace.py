@@ -12,7 +12,7 @@ core does not judge.
 
 from __future__ import annotations
 
-from typing import IO
+from typing import IO, cast
 
 from stream_validator.dlq.jsonlines import dlq_line
 from stream_validator.offline.filestate import FileState
@@ -92,11 +92,15 @@ def judge_in_place(
                 else:  # slices of the block itself
                     for run_start, run_end in runs:
                         valid_out.write(view[run_start:run_end])
-            if dlq_out is not None:
-                for position, q in quarantined.items():
-                    line = records.line(position)
-                    length = cut if line == 0 else None
-                    dlq_out.write(dlq_line(line_one + line, q, records[position], length))
+            if dlq_out is not None and quarantined:
+                entries = records.dlq_lines(line_one, quarantined)  # the core's where it can
+                if None in entries:  # the writer's: a cut line, base64, a rule's violation
+                    for i, (position, q) in enumerate(quarantined.items()):
+                        if entries[i] is None:
+                            line = records.line(position)
+                            length = cut if line == 0 else None
+                            entries[i] = dlq_line(line_one + line, q, records[position], length)
+                dlq_out.write(b"".join(cast(list[bytes], entries)))
             if batch_size and in_batch >= batch_size:
                 summary.add(batch.finish(), first_line, last_line)
                 batch = verifier.start_batch(keep_records=False)

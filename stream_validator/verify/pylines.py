@@ -5,6 +5,7 @@ Python rules), line for line the same. PURE.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import NamedTuple
 
 __all__ = ["PyScannedLines", "read_lines"]
@@ -12,7 +13,7 @@ __all__ = ["PyScannedLines", "read_lines"]
 
 class PyScannedLines:
     """``_native.ScannedLines`` in Python: the records (non-blank lines) of one call, as
-    spans of its block (``len``, ``[i]``, ``line(i)``, ``runs``, ``join``)."""
+    spans of its block (``len``, ``[i]``, ``line(i)``, ``runs``, ``join``, ``dlq_lines``)."""
 
     __slots__ = ("_data", "_lines", "_spans")
 
@@ -30,6 +31,10 @@ class PyScannedLines:
 
     def line(self, at: int) -> int:
         return self._lines[at]
+
+    def dlq_lines(self, first_line: int, quarantined: Mapping[int, object]) -> list[bytes | None]:
+        """As ``ScannedLines.dlq_lines`` declining them all: the Python writer writes them."""
+        return [None] * len(quarantined)
 
     def _kept(self, left_out: list[int]) -> list[tuple[int, int]]:
         skip = set(left_out)

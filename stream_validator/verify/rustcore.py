@@ -52,9 +52,10 @@ __all__ = [
 CHUNK: Final = 256
 #: Lines per native call of the file path (``add_lines``): bigger, as each call costs some
 #: Python (its chunk settled, the state fed, the valid lines written), about 270
-#: instructions a line at 256 lines a call, 70 at 1,024; a pattern value first seen
-#: defers at most this many records to Python before it is learnt.
-LINES_CHUNK: Final = 1024
+#: instructions a line at 256 lines a call, 70 at 1,024, about 25 at 4,096 (a 1 MiB
+#: block of ticks is about 7,000 lines); a pattern value first seen defers at most this
+#: many records to Python before it is learnt.
+LINES_CHUNK: Final = 4096
 #: The violation kinds by the core's codes (native/src/verdict/mod.rs ``Kind``).
 KINDS: Final = (
     ViolationKind.MISSING_FIELD,
@@ -298,6 +299,7 @@ def add_lines(
     # records to Python until learnt after it, so chunks bound what one new value costs.
     take = min(take, rust.lines_chunk)
     mark = len(state_rows) if state_rows is not None else 0
+    base = batch._total
     records: _native.ScannedLines | PyScannedLines
     try:
         after, lines, blanks, records, scanned = _native.scan_lines(
@@ -311,6 +313,8 @@ def add_lines(
             batch._rust_windows,
             rust.max_payload_bytes,
             state_rows,
+            _TYPES,
+            base,
         )
     except Exception as exc:  # defence in depth, as add_payloads: Python reads the lines
         batch._log_error("native core", exc)  # and its rules judge them
@@ -327,7 +331,6 @@ def add_lines(
             state_rows.truncate(mark)
             state_rows.extend_absent(len(records))
         scanned = ([(i, _DEFER) for i in range(len(records))], [], [], 0, [])
-    base = batch._total
     batch._total += len(records)
     # Indexed like the payloads list; never sliced, as the batch keeps no records.
     quarantined = _settle(batch, rust, base, cast(Sequence[Any], records), scanned)

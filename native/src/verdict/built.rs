@@ -23,6 +23,8 @@ struct Maker<const N: usize> {
     cls: Py<PyType>,
     new: ffi::newfunc,
     slots: [(Py<PyAny>, ffi::descrsetfunc); N],
+    /// Each slot's getter (`tp_descr_get`), for `get`.
+    gets: [ffi::descrgetfunc; N],
 }
 
 impl<const N: usize> Maker<N> {
@@ -37,6 +39,7 @@ impl<const N: usize> Maker<N> {
         // SAFETY: the Py_tp_new slot holds a `newfunc`.
         let new: ffi::newfunc = unsafe { std::mem::transmute(new) };
         let mut slots = Vec::with_capacity(N);
+        let mut gets = Vec::with_capacity(N);
         for name in names {
             let descr = cls.getattr(name)?;
             if !descr.get_type().is(&member) {
@@ -47,11 +50,36 @@ impl<const N: usize> Maker<N> {
             if set.is_null() {
                 return Err(PyTypeError::new_err(format!("{name}: a read-only slot")));
             }
+            // SAFETY: as above, for its descr_get slot.
+            let get = unsafe { ffi::PyType_GetSlot(ffi::Py_TYPE(descr.as_ptr()), ffi::Py_tp_descr_get) };
+            if get.is_null() {
+                return Err(PyTypeError::new_err(format!("{name}: an unreadable slot")));
+            }
+            // SAFETY: the Py_tp_descr_get slot holds a `descrgetfunc`.
+            gets.push(unsafe { std::mem::transmute::<_, ffi::descrgetfunc>(get) });
             // SAFETY: the Py_tp_descr_set slot holds a `descrsetfunc`.
             slots.push((descr.unbind(), unsafe { std::mem::transmute::<_, ffi::descrsetfunc>(set) }));
         }
         let slots = slots.try_into().unwrap_or_else(|_| unreachable!("one slot per name"));
-        Ok(Maker { cls: cls.clone().unbind(), new, slots })
+        let gets = gets.try_into().unwrap_or_else(|_| unreachable!("one getter per name"));
+        Ok(Maker { cls: cls.clone().unbind(), new, slots, gets })
+    }
+
+    /// The field values of `obj`, an instance of exactly this class (else None), as
+    /// `obj.<field>` reads them; an unset slot raises AttributeError.
+    fn get<'py>(&self, obj: &Bound<'py, PyAny>) -> PyResult<Option<[Bound<'py, PyAny>; N]>> {
+        let py = obj.py();
+        let cls = self.cls.bind(py);
+        if !obj.get_type().is(cls) {
+            return Ok(None);
+        }
+        let mut out = Vec::with_capacity(N);
+        for ((descr, _), get) in self.slots.iter().zip(self.gets) {
+            // SAFETY: the member descriptor's own getter, on an instance of its class; a
+            // new reference or NULL with an exception set.
+            out.push(unsafe { Bound::from_owned_ptr_or_err(py, get(descr.as_ptr(), obj.as_ptr(), cls.as_ptr()))? });
+        }
+        Ok(Some(out.try_into().unwrap_or_else(|_| unreachable!("one value per slot"))))
     }
 
     /// A new instance with these field values.
@@ -95,6 +123,21 @@ impl ReportTypes {
 }
 
 impl ReportTypes {
+    /// (field, kind, message, rule) of `v`, exactly a `Violation` (else None).
+    pub(crate) fn violation_fields<'py>(&self, v: &Bound<'py, PyAny>) -> PyResult<Option<[Bound<'py, PyAny>; 4]>> {
+        self.violation.get(v)
+    }
+
+    /// (index, raw_payload, violations) of `q`, exactly a `QuarantinedRecord` (else None).
+    pub(crate) fn quarantined_fields<'py>(&self, q: &Bound<'py, PyAny>) -> PyResult<Option<[Bound<'py, PyAny>; 3]>> {
+        self.quarantined.get(q)
+    }
+
+    /// The type of the kinds (`ViolationKind`), None without kinds.
+    pub(crate) fn kind_type<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(self.kinds.first().map_or_else(|| py.None().into_bound(py), |k| k.bind(py).get_type().into_any()))
+    }
+
     fn kind<'py>(&self, py: Python<'py>, code: u8) -> PyResult<&Bound<'py, PyAny>> {
         self.kinds
             .get(usize::from(code))

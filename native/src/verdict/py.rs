@@ -243,12 +243,50 @@ fn outside(pos: usize, payload: &Bound<'_, PyAny>, max_bytes: usize) -> Event<'s
         return Event::Malformed(pos, super::malformed::NOT_A_MAPPING, "payload is null (a Kafka tombstone)".into());
     }
     match payload.downcast_exact::<PyBytes>() {
-        Ok(b) if b.as_bytes().len() > max_bytes => Event::Malformed(
-            pos,
-            super::malformed::OVERSIZED,
-            format!("payload is {} bytes, above max_payload_bytes {max_bytes}", b.as_bytes().len()),
-        ),
+        Ok(b) if b.as_bytes().len() > max_bytes => oversized(pos, b.as_bytes().len(), max_bytes),
         _ => Event::Defer(pos),
+    }
+}
+
+fn oversized(pos: usize, len: usize, max_bytes: usize) -> Event<'static> {
+    Event::Malformed(
+        pos,
+        super::malformed::OVERSIZED,
+        format!("payload is {len} bytes, above max_payload_bytes {max_bytes}"),
+    )
+}
+
+/// Where a scan's payloads come from, for what the scan itself does not read (see
+/// `outside`) and for the raw payload of a record whose `QuarantinedRecord` it builds.
+pub(crate) enum Raws<'a, 'py> {
+    /// The payloads list `scan` was given, and its size limit.
+    List(&'a Bound<'py, PyList>, usize),
+    /// The lines of a block (`offline::scan_lines`): the block, each record's span, the
+    /// size limit (a line over it is the only record the scan does not read).
+    Lines(&'a Bound<'py, PyBytes>, &'a [(usize, usize)], usize),
+}
+
+impl<'py> Raws<'_, 'py> {
+    /// The event of the record at `pos`, which the scan did not read.
+    fn outside(&self, pos: usize) -> PyResult<Event<'static>> {
+        Ok(match *self {
+            Raws::List(list, max_bytes) => outside(pos, &list.get_item(pos)?, max_bytes),
+            Raws::Lines(_, spans, max_bytes) => match spans.get(pos) {
+                Some(&(from, to)) if to - from > max_bytes => oversized(pos, to - from, max_bytes),
+                _ => Event::Defer(pos),
+            },
+        })
+    }
+
+    /// The raw payload of the record at `pos` (a line: a copy of its bytes).
+    fn raw(&self, py: Python<'py>, pos: usize) -> PyResult<Bound<'py, PyAny>> {
+        match *self {
+            Raws::List(list, _) => list.get_item(pos),
+            Raws::Lines(data, spans, _) => {
+                let &(from, to) = spans.get(pos).ok_or_else(|| PyValueError::new_err("no such line"))?;
+                Ok(PyBytes::new(py, &data.as_bytes()[from..to]).into_any())
+            }
+        }
     }
 }
 
@@ -357,23 +395,25 @@ impl VerdictPlan {
                 .collect(),
         );
         let built = types.map(|t| (t.get(), base));
-        self.judge(py, borrowed, &windows, sink, Some((payloads, max_bytes)), built)
+        self.judge(py, borrowed, &windows, sink, Some(Raws::List(payloads, max_bytes)), built)
     }
 }
 
 impl VerdictPlan {
     /// `scan`'s work on payloads already borrowed: the same tuple (events, nulls, flags,
-    /// flagged, pending). A None payload (not a bytes object, or over the size limit) is
-    /// judged by `outside` when the payload list and its limit are given, else left to Python.
+    /// flagged, pending[, tally]). A None payload (not a bytes object, or over the size
+    /// limit) is judged by `outside` when `raws` says where it comes from, else left to
+    /// Python; `built` (types, base) as `scan`'s (it needs `raws`).
     pub(crate) fn judge_borrowed<'py>(
         &self,
         py: Python<'py>,
         borrowed: Borrowed,
         windows: &[Window],
         sink: Option<&mut crate::state::rows::ScanRows>,
-        payloads: Option<(&Bound<'py, PyList>, usize)>,
+        raws: Option<Raws<'_, 'py>>,
+        built: Option<(&ReportTypes, usize)>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        self.judge(py, borrowed, windows, sink, payloads, None)
+        self.judge(py, borrowed, windows, sink, raws, built)
     }
 
     fn judge<'py>(
@@ -382,7 +422,7 @@ impl VerdictPlan {
         borrowed: Borrowed,
         windows: &[Window],
         mut sink: Option<&mut crate::state::rows::ScanRows>,
-        payloads: Option<(&Bound<'py, PyList>, usize)>,
+        raws: Option<Raws<'_, 'py>>,
         built: Option<(&ReportTypes, usize)>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let slots = self.plan.slots;
@@ -444,10 +484,10 @@ impl VerdictPlan {
         });
         let (mut events, nulls, flags, flagged, pending) = (events, nulls, flags, flagged, pending);
         let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-        if let Some((list, max_bytes)) = payloads {
+        if let Some(raws) = &raws {
             for event in &mut events {
                 if let Event::Defer(pos) = *event {
-                    if let m @ Event::Malformed(..) = outside(pos, &list.get_item(pos)?, max_bytes) {
+                    if let m @ Event::Malformed(..) = raws.outside(pos)? {
                         *event = m;
                     }
                 }
@@ -457,7 +497,7 @@ impl VerdictPlan {
         let pending: Vec<(usize, String)> = pending.into_iter().map(|(f, v)| (f, text(&v))).collect();
         if let Some((types, base)) = built {
             let tally = tally(&events).into_py(py, types)?;
-            let Some((list, _)) = payloads else {
+            let Some(raws) = raws else {
                 return Err(PyValueError::new_err("report types without the payloads"));
             };
             for event in events {
@@ -475,7 +515,7 @@ impl VerdictPlan {
                         continue;
                     }
                 };
-                let quarantined = types.quarantined(py, base + pos, &list.get_item(pos)?, violations)?;
+                let quarantined = types.quarantined(py, base + pos, &raws.raw(py, pos)?, violations)?;
                 out.append((pos, BUILT, quarantined))?;
             }
             return (out, nulls, flags, flagged, pending, tally).into_pyobject(py);

@@ -84,3 +84,29 @@ def test_report_types_refuse_a_class_without_those_slots() -> None:
 
     with pytest.raises(TypeError):
         _native.ReportTypes(Plain, QuarantinedRecord, list(KINDS))
+
+
+def test_scan_lines_builds_the_records_scan_builds_of_the_same_lines() -> None:
+    """``scan_lines`` with report types: the events, tally and ``QuarantinedRecord``s that
+    ``VerdictPlan.scan`` gives for the same lines as payloads (raw: the line's bytes),
+    an oversized line's ``oversized`` violation included, with the same batch positions."""
+    from stream_validator.verify.rustcore import _TYPES
+
+    native = DataSchemaContractVerifier(load_contract(TICK), native=True)
+    rust = native._rust
+    assert rust is not None
+    native.validate_payloads([GOOD])  # the exchange pattern learnt
+    limit = 300
+    payloads = [GOOD, *(b for b in BAD if b is not None), b"{" + b" " * limit + b"}", GOOD]
+    block = b"".join(p + b"\r\n" for p in payloads[:3]) + b" \n" + b"\n".join(payloads[3:])
+    windows = native.start_batch()._rust_windows
+    after, lines, blanks, records, got = _native.scan_lines(
+        rust.plan, block, 0, len(block), False, False, 100, windows, limit, None, _TYPES, 7
+    )
+    want = rust.plan.scan(payloads, windows, limit, None, types=_TYPES, base=7)
+    assert (after, lines, blanks, len(records)) == (len(block), len(payloads) + 1, 1, len(payloads))
+    assert got == want
+    built = [e[2] for e in got[0] if e[1] == 3]
+    assert [q.index for q in built] == [7 + i for i in range(1, len(payloads) - 1)]
+    assert [type(q.raw_payload) for q in built] == [bytes] * len(built)
+    assert built[-1].violations[0].kind is ViolationKind.OVERSIZED

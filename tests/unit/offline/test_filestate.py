@@ -8,11 +8,15 @@ import random
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stream_validator import DataSchemaContractVerifier, load_contract
 from stream_validator.cli.main import main
 from stream_validator.offline import validate_jsonl
+from stream_validator.offline.filestate import FileState
 from stream_validator.state import EventTally, SymbolStateTracker, distrusted
+from stream_validator.verify import Violation, ViolationKind
 from tests.support.ticks import tick
 
 TICK = Path(__file__).resolve().parents[3] / "config" / "contracts" / "tick.yaml"
@@ -171,3 +175,34 @@ def test_the_file_path_feeds_the_state_from_the_verdict_scan_rows(
     assert scanned.symbol_state == decoding.symbol_state
     assert scanned.symbol_state["symbols"] == 2
     assert scanned.symbol_state["events"], "a gap and a step-back were expected"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.builds(
+                Violation,
+                st.sampled_from(
+                    [None, "symbol", "seq", "event_ts", "bid", "ask", "price", "seq.x", "bid[0]"]
+                ),
+                st.sampled_from(list(ViolationKind)),
+                st.just("m"),
+            ),
+            min_size=1,
+            max_size=3,
+        ),
+        max_size=12,
+    )
+)
+def test_the_parts_remembered_per_violated_fields_are_distrusted_ones(
+    records: list[list[Violation]],
+) -> None:
+    """``FileState._parts`` (remembered per tuple of violated fields) is ``distrusted`` of
+    every record, however the records repeat their fields and whatever their kinds."""
+    verifier = DataSchemaContractVerifier(load_contract(TICK))
+    state = FileState(verifier)
+    spec = verifier.contract.state
+    assert spec is not None
+    for violations in records + records[::-1]:
+        assert state._parts(violations) == distrusted(spec, violations)
