@@ -11,6 +11,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::RwLock;
 
 use pyo3::exceptions::PyValueError;
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
@@ -65,9 +66,11 @@ impl<'m> Memory<'m> {
 }
 
 impl Patterns for Memory<'_> {
+    /// Inlined into the scan: the common case (the field's last value again) is a few
+    /// compares; the rest (`remember`) is a call.
+    #[inline(always)]
     fn verdict(&self, field: usize, value: &[u8]) -> Option<bool> {
-        let mut last = self.last.borrow_mut();
-        if let Some(Some((seen, verdict))) = last.get(field) {
+        if let Some(Some((seen, verdict))) = self.last.borrow().get(field) {
             // A short value compared byte by byte: no call to memcmp.
             let same = seen.len() == value.len()
                 && if value.len() <= 8 { seen.iter().zip(value).all(|(a, b)| a == b) } else { seen.as_slice() == value };
@@ -75,6 +78,15 @@ impl Patterns for Memory<'_> {
                 return Some(*verdict);
             }
         }
+        self.remember(field, value)
+    }
+}
+
+impl Memory<'_> {
+    /// The memo's verdict on a value not the field's last one, remembered as its last.
+    #[inline(never)]
+    fn remember(&self, field: usize, value: &[u8]) -> Option<bool> {
+        let mut last = self.last.borrow_mut();
         let verdict = self.memo.get(field)?.get(value).copied()?;
         if last.len() <= field {
             last.resize(field + 1, None);
@@ -333,7 +345,9 @@ impl VerdictPlan {
     /// each bad record's event is `(pos, BUILT, its QuarantinedRecord)`, preceded by
     /// `(pos, VALID_UNKNOWN, names)` when it has undeclared keys, and the tuple gets a sixth
     /// item, the tally of those records' violations (`built::Tally`).
-    #[pyo3(signature = (payloads, windows, max_bytes, rows = None, types = None, base = 0))]
+    /// `start`, `stop`: the chunk is `payloads[start:stop]` (the whole list by default;
+    /// positions in the events count from `start`), so a caller need not slice its list.
+    #[pyo3(signature = (payloads, windows, max_bytes, rows = None, types = None, base = 0, start = 0, stop = None))]
     #[allow(clippy::too_many_arguments)]
     fn scan<'py>(
         &self,
@@ -344,20 +358,35 @@ impl VerdictPlan {
         rows: Option<&Bound<'py, crate::state::rows::StateRows>>,
         types: Option<&Bound<'py, ReportTypes>>,
         base: usize,
+        start: usize,
+        stop: Option<usize>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let mut held = rows.map(|r| r.borrow_mut());
         let sink = held.as_deref_mut().map(|r| &mut r.rows);
-        let borrowed = Borrowed(
-            payloads
-                .iter()
-                .map(|p| match p.downcast_exact::<PyBytes>() {
-                    Ok(b) => Some(b.as_bytes()).filter(|b| b.len() <= max_bytes).map(|b| (b.as_ptr(), b.len())),
-                    _ => None,
-                })
-                .collect(),
-        );
+        let stop = stop.map_or(payloads.len(), |s| s.min(payloads.len()));
+        let start = start.min(stop);
+        let mut items = Vec::with_capacity(stop - start);
+        for at in start..stop {
+            // SAFETY: `at` < the list's length (read just above, with the GIL held and no
+            // Python code run since); PyList_GetItem returns a borrowed reference the list
+            // keeps alive, and every pointer kept is into an immutable bytes object it holds.
+            let item = unsafe { ffi::PyList_GetItem(payloads.as_ptr(), at as ffi::Py_ssize_t) };
+            if item.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            // SAFETY: `item` is a live object (see above); an exact bytes object's buffer
+            // and size are read as `PyBytes::as_bytes` reads them.
+            items.push(unsafe {
+                if ffi::Py_TYPE(item) == std::ptr::addr_of_mut!(ffi::PyBytes_Type) {
+                    let len = ffi::PyBytes_Size(item) as usize;
+                    (len <= max_bytes).then(|| (ffi::PyBytes_AsString(item) as *const u8, len))
+                } else {
+                    None
+                }
+            });
+        }
         let built = types.map(|t| (t.get(), base));
-        self.judge(py, borrowed, &windows, sink, Some((payloads, max_bytes)), built)
+        self.judge(py, Borrowed(items), &windows, sink, Some((payloads, max_bytes, start)), built)
     }
 }
 
@@ -373,7 +402,7 @@ impl VerdictPlan {
         sink: Option<&mut crate::state::rows::ScanRows>,
         payloads: Option<(&Bound<'py, PyList>, usize)>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        self.judge(py, borrowed, windows, sink, payloads, None)
+        self.judge(py, borrowed, windows, sink, payloads.map(|(list, max)| (list, max, 0)), None)
     }
 
     fn judge<'py>(
@@ -382,7 +411,7 @@ impl VerdictPlan {
         borrowed: Borrowed,
         windows: &[Window],
         mut sink: Option<&mut crate::state::rows::ScanRows>,
-        payloads: Option<(&Bound<'py, PyList>, usize)>,
+        payloads: Option<(&Bound<'py, PyList>, usize, usize)>,
         built: Option<(&ReportTypes, usize)>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let slots = self.plan.slots;
@@ -444,10 +473,10 @@ impl VerdictPlan {
         });
         let (mut events, nulls, flags, flagged, pending) = (events, nulls, flags, flagged, pending);
         let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-        if let Some((list, max_bytes)) = payloads {
+        if let Some((list, max_bytes, start)) = payloads {
             for event in &mut events {
                 if let Event::Defer(pos) = *event {
-                    if let m @ Event::Malformed(..) = outside(pos, &list.get_item(pos)?, max_bytes) {
+                    if let m @ Event::Malformed(..) = outside(pos, &list.get_item(start + pos)?, max_bytes) {
                         *event = m;
                     }
                 }
@@ -457,7 +486,7 @@ impl VerdictPlan {
         let pending: Vec<(usize, String)> = pending.into_iter().map(|(f, v)| (f, text(&v))).collect();
         if let Some((types, base)) = built {
             let tally = tally(&events).into_py(py, types)?;
-            let Some((list, _)) = payloads else {
+            let Some((list, _, start)) = payloads else {
                 return Err(PyValueError::new_err("report types without the payloads"));
             };
             for event in events {
@@ -475,7 +504,7 @@ impl VerdictPlan {
                         continue;
                     }
                 };
-                let quarantined = types.quarantined(py, base + pos, &list.get_item(pos)?, violations)?;
+                let quarantined = types.quarantined(py, base + pos, &list.get_item(start + pos)?, violations)?;
                 out.append((pos, BUILT, quarantined))?;
             }
             return (out, nulls, flags, flagged, pending, tally).into_pyobject(py);
