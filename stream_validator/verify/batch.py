@@ -233,6 +233,14 @@ class BatchAccumulator:
         if self._keep:
             self._kept.run(part, base, lo, hi)
 
+    def _accept_runs(self, base: int, part: Sequence[Payload], runs: list[int]) -> None:
+        """``_accept_run`` of each (lo, hi) in ``runs`` (flat: lo, hi, lo, hi, ...), in
+        order, none touching the next."""
+        los, his = runs[::2], runs[1::2]
+        self._valid_count += sum(his) - sum(los)
+        if self._keep:
+            self._kept.runs(part, base, los, his)
+
     def _full_payload(self, index: int, payload: Payload) -> QuarantinedRecord | None:
         """The full rules for one payload, whose verdict is final."""
         if type(payload) is bytes and len(payload) <= self._verifier.max_payload_bytes:

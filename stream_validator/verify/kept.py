@@ -130,6 +130,26 @@ class KeptRecords:
             self._los.append(lo)
             his.append(hi)
 
+    def runs(self, rows: Sequence[Any], base: int, los: list[int], his: list[int]) -> None:
+        """``run`` of each ``rows[los[i]:his[i]]`` in order (none touching the next: a
+        record not kept between each two), without a Python call per run."""
+        if not los:
+            return
+        starts = [base + lo for lo in los]
+        stops = [base + hi for hi in his]
+        if self._stops and self._stops[-1] == starts[0]:
+            self._stops[-1] = stops[0]
+            del starts[0], stops[0]
+        self._starts += starts
+        self._stops += stops
+        seqs = self._seqs
+        if seqs and seqs[-1] is rows and self._his[-1] == los[0]:
+            self._his[-1] = his[0]
+            los, his = los[1:], his[1:]
+        seqs += [rows] * len(los)
+        self._los += los
+        self._his += his
+
     def one(self, index: int, record: Any) -> None:
         """Keep one record at batch position ``index``."""
         stops = self._stops

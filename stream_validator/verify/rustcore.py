@@ -235,7 +235,9 @@ def _settle(
         batch._flagged.update({n: c for n, c in zip(rust.rule_names, flags, strict=True) if c})
     kept = batch._quarantined if batch._keep else None
     size = (len(rows) if stop is None else stop) - start
-    run_base = base - start  # _accept_run's base for runs of rows itself
+    # The valid runs, (lo, hi) in rows' own positions, flat: accepted together
+    # (``_accept_runs``), before a record the Python rules judge (it may be accepted).
+    runs: list[int] = []
     done = built = counted = 0
     for event in events:
         position, code = event[0], event[1]
@@ -243,7 +245,7 @@ def _settle(
             batch._note_unknown(event[2])
             continue
         if position > done:
-            batch._accept_run(run_base, rows, start + done, start + position)
+            runs += (start + done, start + position)
         done = position + 1
         if code == _BUILT:
             out.append(event[2])
@@ -251,6 +253,9 @@ def _settle(
                 kept.append(event[2])
             built += 1
             continue
+        if runs:
+            batch._accept_runs(base - start, rows, runs)
+            runs = []
         if counted < len(tally) and tally[counted][0] < position:
             counted = _count(batch, tally, counted, position)
         if code == _BAD:
@@ -267,7 +272,9 @@ def _settle(
         if quarantined is not None:
             out.append(quarantined)
     if done < size:
-        batch._accept_run(run_base, rows, start + done, start + size)
+        runs += (start + done, start + size)
+    if runs:
+        batch._accept_runs(base - start, rows, runs)
     if built:
         batch._quarantined_count += built
         _count(batch, tally, counted, size)

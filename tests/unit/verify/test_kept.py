@@ -90,3 +90,29 @@ def test_records_accepted_one_at_a_time_are_the_list_itself() -> None:
     assert kept.records() == [{"a": 1}, {"a": 2}]
     assert kept.records() is kept.records()
     assert kept.positions() == [0, 2]
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(1, 4)), max_size=15), st.integers(1, 4))
+def test_runs_given_together_keep_what_runs_given_one_by_one_keep(
+    gaps_and_lengths: list[tuple[int, int]], group: int
+) -> None:
+    """``runs`` (a chunk's runs at once, as ``_settle`` gives them) against ``run``."""
+    bounds: list[tuple[int, int]] = []
+    at = 0
+    for gap, n in gaps_and_lengths:
+        at += gap
+        bounds.append((at, at + n))
+        at += n + 1  # a record not kept after each run
+    rows = [b"%d" % i for i in range(at + 1)]
+    one_by_one, together = KeptRecords(), KeptRecords()
+    for lo, hi in bounds:
+        one_by_one.run(rows, 7, lo, hi)
+    for first in range(0, len(bounds), group):
+        part = bounds[first : first + group]
+        together.runs(rows, 7, [lo for lo, _ in part], [hi for _, hi in part])
+    assert together.positions() == one_by_one.positions()
+    assert list(together.positions()) == [7 + i for lo, hi in bounds for i in range(lo, hi)]
+    assert (
+        together.records() == one_by_one.records() == [r for lo, hi in bounds for r in rows[lo:hi]]
+    )
+    assert together.parts()[1:] == one_by_one.parts()[1:]
