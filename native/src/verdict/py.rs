@@ -426,6 +426,9 @@ impl VerdictPlan {
             let mut pending: Vec<(usize, Vec<u8>)> = Vec::new();
             let mut unknown = Vec::new();
             let mut vals = Vec::with_capacity(self.plan.fields.len());
+            // The chunk's payloads stay alive and unchanged until it is judged (`Borrowed`):
+            // the datetime memo is forgotten once per chunk (`judge_alive`).
+            super::isotime::forget();
             for (pos, item) in borrowed.0.iter().enumerate() {
                 let Some((ptr, len)) = *item else {
                     if let Some(sink) = sink.as_deref_mut() {
