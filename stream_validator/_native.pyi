@@ -89,6 +89,8 @@ class VerdictPlan:
         /,
         types: ReportTypes | None = None,
         base: int = 0,
+        start: int = 0,
+        stop: int | None = None,
     ) -> tuple[Any, ...]: ...
 
 class ReportTypes:

@@ -25,6 +25,7 @@ from stream_validator.codec import JSONDecodeError, loads_raw
 from stream_validator.contracts.model import metric_path
 from stream_validator.verify.dupkeys import duplicate_keys, no_duplicates_possible
 from stream_validator.verify.fastpath import FAIL
+from stream_validator.verify.kept import KeptRecords
 from stream_validator.verify.malformed import (
     duplicate_key_violations,
     duplicates,
@@ -74,6 +75,7 @@ class BatchAccumulator:
         "_flagged_records",
         "_inspector",
         "_keep",
+        "_kept",
         "_may_flag",
         "_native",
         "_null_counts",
@@ -86,9 +88,7 @@ class BatchAccumulator:
         "_total",
         "_unknown",
         "_unknown_left_out",
-        "_valid",
         "_valid_count",
-        "_valid_indices",
         "_verifier",
         "_violation_counts",
     )
@@ -122,8 +122,7 @@ class BatchAccumulator:
         self._payloads_seen = False
         self._keep = keep_records
         self._total = 0
-        self._valid: list[Any] = []
-        self._valid_indices: list[int] = []
+        self._kept = KeptRecords()
         self._valid_count = 0
         self._quarantined: list[QuarantinedRecord] = []
         self._quarantined_count = 0
@@ -196,6 +195,8 @@ class BatchAccumulator:
         chunk = CHUNK if native is None else native.chunk
         for start in range(0, len(payloads), chunk):
             part = payloads[start : start + chunk]
+            if type(part) is not list:
+                part = list(part)  # kept as it is (KeptRecords.run)
             base = self._total
             self._total += len(part)
             declined: Sequence[int] = range(len(part))
@@ -230,8 +231,15 @@ class BatchAccumulator:
         """Count payloads the fast path accepted (their nulls are already counted)."""
         self._valid_count += hi - lo
         if self._keep:
-            self._valid.extend(part[lo:hi])
-            self._valid_indices.extend(range(base + lo, base + hi))
+            self._kept.run(part, base, lo, hi)
+
+    def _accept_runs(self, base: int, part: Sequence[Payload], runs: list[int]) -> None:
+        """``_accept_run`` of each (lo, hi) in ``runs`` (flat: lo, hi, lo, hi, ...), in
+        order, none touching the next."""
+        los, his = runs[::2], runs[1::2]
+        self._valid_count += sum(his) - sum(los)
+        if self._keep:
+            self._kept.runs(part, base, los, his)
 
     def _full_payload(self, index: int, payload: Payload) -> QuarantinedRecord | None:
         """The full rules for one payload, whose verdict is final."""
@@ -387,8 +395,7 @@ class BatchAccumulator:
                 counts[slot] += 1
         self._valid_count += 1
         if self._keep:
-            self._valid.append(record)
-            self._valid_indices.append(index)
+            self._kept.one(index, record)
         return None
 
     def _quarantine(self, index: int, raw: Any, violations: list[Violation]) -> QuarantinedRecord:
@@ -435,8 +442,12 @@ class BatchAccumulator:
             contract_version=contract.version,
             max_allowed_null_pct=float(contract.max_allowed_null_pct),
             total_records=self._total,
-            valid_records=DecodedRecords(self._valid) if self._payloads_seen else self._valid,
-            valid_indices=self._valid_indices,
+            valid_records=(
+                DecodedRecords(parts=self._kept.parts())
+                if self._payloads_seen
+                else self._kept.records()
+            ),
+            valid_indices=self._kept.positions(),
             quarantined_records=self._quarantined,
             null_rates=null_rates,
             null_breach_fields=breaches,

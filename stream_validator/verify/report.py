@@ -170,13 +170,39 @@ class DecodedRecords(Sequence[Any]):
     one is read; records given already decoded are returned as they are.
     """
 
-    __slots__ = ("_items",)
+    __slots__ = ("_items", "_len", "_parts")
 
-    def __init__(self, items: list[Any]) -> None:
+    def __init__(
+        self,
+        items: list[Any] | None = None,
+        parts: tuple[list[Sequence[Any]], list[int], list[int]] | None = None,
+    ) -> None:
+        # Given as ``parts`` (seqs, los, his): the items seqs[i][los[i]:his[i]] in order,
+        # listed in one list on first read (a payload batch keeps its valid records as runs
+        # of its own list of the payloads: ``verify.kept``).
+        if items is None and parts is None:
+            items = []
         self._items = items
+        self._parts = parts
+        self._len = len(items) if items is not None else sum(parts[2]) - sum(parts[1])  # type: ignore[index]
+
+    @property
+    def _listed(self) -> list[Any]:
+        items = self._items
+        if items is None:
+            seqs, los, his = self._parts or ([], [], [])
+            if len(seqs) == 1 and los[0] == 0 and his[0] == len(seqs[0]) and type(seqs[0]) is list:
+                items = seqs[0]  # the batch's own list, all of it valid
+            else:
+                items = []
+                for rows, lo, hi in zip(seqs, los, his, strict=True):
+                    items += rows[lo:hi]
+            self._items = items
+            self._parts = None
+        return items
 
     def __len__(self) -> int:
-        return len(self._items)
+        return self._len
 
     @overload
     def __getitem__(self, index: int) -> Any: ...
@@ -186,11 +212,11 @@ class DecodedRecords(Sequence[Any]):
 
     def __getitem__(self, index: int | slice) -> Any:
         if isinstance(index, slice):
-            return [_decoded(item) for item in self._items[index]]
-        return _decoded(self._items[index])
+            return [_decoded(item) for item in self._listed[index]]
+        return _decoded(self._listed[index])
 
     def __iter__(self) -> Iterator[Any]:
-        return map(_decoded, self._items)
+        return map(_decoded, self._listed)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Sequence) and not isinstance(other, str | bytes):
@@ -200,7 +226,7 @@ class DecodedRecords(Sequence[Any]):
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"DecodedRecords({len(self._items)} records)"
+        return f"DecodedRecords({self._len} records)"
 
 
 def _decoded(item: Any) -> Any:
@@ -215,7 +241,9 @@ class SchemaContractValidationReport:
     records that survived per-record validation; ``null_breach_fields`` only the
     fields whose rate is above the contract's ``max_allowed_null_pct``.
     ``valid_indices[i]`` is the batch position of ``valid_records[i]``, which lets a
-    caller of ``validate_payloads`` forward the original bytes unchanged.
+    caller of ``validate_payloads`` forward the original bytes unchanged; a read-only
+    sequence of ints (``verify.kept.Positions``, runs of positions: no int object per
+    record) that compares equal to a list of the same ints.
     ``flagged_counts`` counts, per rule with action ``flag``, the valid records that
     broke it (they are in ``valid_records``; a quarantined record is not counted there);
     ``flagged_field_counts`` the same per (field, kind) of a field with action ``flag``,
@@ -236,7 +264,7 @@ class SchemaContractValidationReport:
     max_allowed_null_pct: float
     total_records: int
     valid_records: Sequence[Any]
-    valid_indices: list[int]
+    valid_indices: Sequence[int]
     quarantined_records: list[QuarantinedRecord]
     null_rates: dict[str, float]
     null_breach_fields: dict[str, float]

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHUNK",
+    "LEARNING_CHUNK",
     "LINES_CHUNK",
     "LinesAdded",
     "RustCheck",
@@ -48,8 +49,14 @@ __all__ = [
     "native_enabled",
 ]
 
-#: Payloads per native call: the GIL is released for one chunk at a time.
-CHUNK: Final = 256
+#: Payloads per native call: the GIL is released for one chunk at a time. Each call costs
+#: some Python (its chunk settled), about 60 instructions a record more at 256 a call.
+CHUNK: Final = 1024
+#: Payloads of ``add_payloads``' first native call, and of the call after one that met
+#: pattern values the core had not learnt yet (``RustCheck.learn``): a value first seen
+#: defers the chunk's records holding it to the Python rules, so these chunks stay small
+#: while values are being learnt (a new feed's first batch).
+LEARNING_CHUNK: Final = 256
 #: Lines per native call of the file path (``add_lines``): bigger, as each call costs some
 #: Python (its chunk settled, the state fed, the valid lines written), about 270
 #: instructions a line at 256 lines a call, 70 at 1,024, about 25 at 4,096 (a 1 MiB
@@ -171,23 +178,31 @@ def add_payloads(
     ``state_rows``, a ``StateRows``, the state's fields of each payload as the core read them)."""
     out: list[QuarantinedRecord] = []
     limit = rust.max_payload_bytes
-    for start in range(0, len(payloads), rust.chunk):
-        part = payloads[start : start + rust.chunk]
+    # The batch's own list of the payloads (the caller's may change while the GIL is
+    # released), scanned in place a chunk at a time (``scan``'s start and stop); the
+    # batch keeps its valid runs as parts of it (``KeptRecords``), no chunk sliced out.
+    rows = list(payloads)
+    learning = min(LEARNING_CHUNK, rust.chunk)
+    start, step = 0, learning
+    while start < len(rows):
+        stop = min(start + step, len(rows))
         base = batch._total
-        batch._total += len(part)
-        rows = part if type(part) is list else list(part)
+        batch._total += stop - start
         mark = len(state_rows) if state_rows is not None else 0
         try:
-            scanned = rust.plan.scan(rows, windows, limit, state_rows, types=_TYPES, base=base)
+            scanned = rust.plan.scan(
+                rows, windows, limit, state_rows, types=_TYPES, base=base, start=start, stop=stop
+            )
         except Exception as exc:  # defence in depth: the Python rules take the chunk
             batch._log_error("native core", exc)
             if state_rows is not None:  # and Python reads the state's fields
                 state_rows.truncate(mark)
-                state_rows.extend_absent(len(rows))
-            scanned = ([(i, _DEFER) for i in range(len(rows))], [], [], 0, [])
-        out += _settle(batch, rust, base, rows, scanned)
+                state_rows.extend_absent(stop - start)
+            scanned = ([(i, _DEFER) for i in range(stop - start)], [], [], 0, [])
+        out += _settle(batch, rust, base, rows, scanned, start, stop)
         if decoded is not None:
-            decoded.extend([None] * len(rows))
+            decoded.extend([None] * (stop - start))
+        start, step = stop, learning if scanned[4] else rust.chunk
     return out
 
 
@@ -197,9 +212,12 @@ def _settle(
     base: int,
     rows: Sequence[Any],
     scanned: tuple[Any, ...],
+    start: int = 0,
+    stop: int | None = None,
 ) -> list[QuarantinedRecord]:
     """Fold one native scan's tuple (events, nulls, flags, flagged, pending[, tally]) of the
-    records ``rows`` (batch positions from ``base``) into ``batch``; the quarantined ones.
+    records ``rows[start:stop]`` (batch positions from ``base``; the events' positions
+    count from ``start``) into ``batch``; the quarantined ones.
 
     A ``BUILT`` event brings the record's ``QuarantinedRecord`` made by the core, its
     violations counted in the tally (per (field, kind), in the order first seen, with the
@@ -217,6 +235,10 @@ def _settle(
         batch._flagged_records += flagged
         batch._flagged.update({n: c for n, c in zip(rust.rule_names, flags, strict=True) if c})
     kept = batch._quarantined if batch._keep else None
+    size = (len(rows) if stop is None else stop) - start
+    # The valid runs, (lo, hi) in rows' own positions, flat: accepted together
+    # (``_accept_runs``), before a record the Python rules judge (it may be accepted).
+    runs: list[int] = []
     done = built = counted = 0
     for event in events:
         position, code = event[0], event[1]
@@ -224,7 +246,7 @@ def _settle(
             batch._note_unknown(event[2])
             continue
         if position > done:
-            batch._accept_run(base, rows, done, position)
+            runs += (start + done, start + position)
         done = position + 1
         if code == _BUILT:
             out.append(event[2])
@@ -232,26 +254,31 @@ def _settle(
                 kept.append(event[2])
             built += 1
             continue
+        if runs:
+            batch._accept_runs(base - start, rows, runs)
+            runs = []
         if counted < len(tally) and tally[counted][0] < position:
             counted = _count(batch, tally, counted, position)
         if code == _BAD:
             if event[3]:
                 batch._note_unknown(event[3])
             violations = [Violation(f, KINDS[k], m) for f, k, m in event[2]]
-            out.append(batch._quarantine(base + position, rows[position], violations))
+            out.append(batch._quarantine(base + position, rows[start + position], violations))
             continue
         if code == _PANIC:
             violation = Violation(None, ViolationKind.VALIDATOR_ERROR, "PanicException")
-            out.append(batch._quarantine(base + position, rows[position], [violation]))
+            out.append(batch._quarantine(base + position, rows[start + position], [violation]))
             continue
-        quarantined = batch._full_payload(base + position, rows[position])
+        quarantined = batch._full_payload(base + position, rows[start + position])
         if quarantined is not None:
             out.append(quarantined)
-    if done < len(rows):
-        batch._accept_run(base, rows, done, len(rows))
+    if done < size:
+        runs += (start + done, start + size)
+    if runs:
+        batch._accept_runs(base - start, rows, runs)
     if built:
         batch._quarantined_count += built
-        _count(batch, tally, counted, len(rows))
+        _count(batch, tally, counted, size)
     return out
 
 

@@ -201,12 +201,27 @@ pub fn judge<'a, P: Patterns + ?Sized>(
     unknown: &mut Vec<&'a [u8]>,
     vals: &mut Vec<Option<Val<'a>>>,
 ) -> Outcome {
+    isotime::forget();
+    judge_alive(plan, buf, windows, patterns, unknown, vals)
+}
+
+/// `judge` of one of a batch of payloads all alive and unchanged from the batch's first
+/// record to its last (a scan's chunk: the list holds them), the caller having called
+/// `isotime::forget` before the batch's first: two texts at the same address and of the
+/// same length are then the same bytes, so the datetime memo needs no forgetting per record.
+pub(crate) fn judge_alive<'a, P: Patterns + ?Sized>(
+    plan: &Plan,
+    buf: &'a [u8],
+    windows: &[Window],
+    patterns: &P,
+    unknown: &mut Vec<&'a [u8]>,
+    vals: &mut Vec<Option<Val<'a>>>,
+) -> Outcome {
     unknown.clear();
     if vals.len() != plan.width {
         vals.clear();
         vals.resize(plan.width, None);
     }
-    isotime::forget();
     if let Some(steps) = &plan.steps {
         if let Some(valid) = onepass::judge(plan, steps, buf, windows, patterns, vals) {
             return valid;

@@ -11,6 +11,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::RwLock;
 
 use pyo3::exceptions::PyValueError;
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
@@ -65,9 +66,11 @@ impl<'m> Memory<'m> {
 }
 
 impl Patterns for Memory<'_> {
+    /// Inlined into the scan: the common case (the field's last value again) is a few
+    /// compares; the rest (`remember`) is a call.
+    #[inline(always)]
     fn verdict(&self, field: usize, value: &[u8]) -> Option<bool> {
-        let mut last = self.last.borrow_mut();
-        if let Some(Some((seen, verdict))) = last.get(field) {
+        if let Some(Some((seen, verdict))) = self.last.borrow().get(field) {
             // A short value compared byte by byte: no call to memcmp.
             let same = seen.len() == value.len()
                 && if value.len() <= 8 { seen.iter().zip(value).all(|(a, b)| a == b) } else { seen.as_slice() == value };
@@ -75,6 +78,15 @@ impl Patterns for Memory<'_> {
                 return Some(*verdict);
             }
         }
+        self.remember(field, value)
+    }
+}
+
+impl Memory<'_> {
+    /// The memo's verdict on a value not the field's last one, remembered as its last.
+    #[inline(never)]
+    fn remember(&self, field: usize, value: &[u8]) -> Option<bool> {
+        let mut last = self.last.borrow_mut();
         let verdict = self.memo.get(field)?.get(value).copied()?;
         if last.len() <= field {
             last.resize(field + 1, None);
@@ -259,8 +271,9 @@ fn oversized(pos: usize, len: usize, max_bytes: usize) -> Event<'static> {
 /// Where a scan's payloads come from, for what the scan itself does not read (see
 /// `outside`) and for the raw payload of a record whose `QuarantinedRecord` it builds.
 pub(crate) enum Raws<'a, 'py> {
-    /// The payloads list `scan` was given, and its size limit.
-    List(&'a Bound<'py, PyList>, usize),
+    /// The payloads list `scan` was given, its size limit, and where the chunk starts in it
+    /// (`pos` counts from there).
+    List(&'a Bound<'py, PyList>, usize, usize),
     /// The lines of a block (`offline::scan_lines`): the block, each record's span, the
     /// size limit (a line over it is the only record the scan does not read).
     Lines(&'a Bound<'py, PyBytes>, &'a [(usize, usize)], usize),
@@ -270,7 +283,7 @@ impl<'py> Raws<'_, 'py> {
     /// The event of the record at `pos`, which the scan did not read.
     fn outside(&self, pos: usize) -> PyResult<Event<'static>> {
         Ok(match *self {
-            Raws::List(list, max_bytes) => outside(pos, &list.get_item(pos)?, max_bytes),
+            Raws::List(list, max_bytes, start) => outside(pos, &list.get_item(start + pos)?, max_bytes),
             Raws::Lines(_, spans, max_bytes) => match spans.get(pos) {
                 Some(&(from, to)) if to - from > max_bytes => oversized(pos, to - from, max_bytes),
                 _ => Event::Defer(pos),
@@ -281,7 +294,7 @@ impl<'py> Raws<'_, 'py> {
     /// The raw payload of the record at `pos` (a line: a copy of its bytes).
     fn raw(&self, py: Python<'py>, pos: usize) -> PyResult<Bound<'py, PyAny>> {
         match *self {
-            Raws::List(list, _) => list.get_item(pos),
+            Raws::List(list, _, start) => list.get_item(start + pos),
             Raws::Lines(data, spans, _) => {
                 let &(from, to) = spans.get(pos).ok_or_else(|| PyValueError::new_err("no such line"))?;
                 Ok(PyBytes::new(py, &data.as_bytes()[from..to]).into_any())
@@ -371,7 +384,9 @@ impl VerdictPlan {
     /// each bad record's event is `(pos, BUILT, its QuarantinedRecord)`, preceded by
     /// `(pos, VALID_UNKNOWN, names)` when it has undeclared keys, and the tuple gets a sixth
     /// item, the tally of those records' violations (`built::Tally`).
-    #[pyo3(signature = (payloads, windows, max_bytes, rows = None, types = None, base = 0))]
+    /// `start`, `stop`: the chunk is `payloads[start:stop]` (the whole list by default;
+    /// positions in the events count from `start`), so a caller need not slice its list.
+    #[pyo3(signature = (payloads, windows, max_bytes, rows = None, types = None, base = 0, start = 0, stop = None))]
     #[allow(clippy::too_many_arguments)]
     fn scan<'py>(
         &self,
@@ -382,20 +397,35 @@ impl VerdictPlan {
         rows: Option<&Bound<'py, crate::state::rows::StateRows>>,
         types: Option<&Bound<'py, ReportTypes>>,
         base: usize,
+        start: usize,
+        stop: Option<usize>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let mut held = rows.map(|r| r.borrow_mut());
         let sink = held.as_deref_mut().map(|r| &mut r.rows);
-        let borrowed = Borrowed(
-            payloads
-                .iter()
-                .map(|p| match p.downcast_exact::<PyBytes>() {
-                    Ok(b) => Some(b.as_bytes()).filter(|b| b.len() <= max_bytes).map(|b| (b.as_ptr(), b.len())),
-                    _ => None,
-                })
-                .collect(),
-        );
+        let stop = stop.map_or(payloads.len(), |s| s.min(payloads.len()));
+        let start = start.min(stop);
+        let mut items = Vec::with_capacity(stop - start);
+        for at in start..stop {
+            // SAFETY: `at` < the list's length (read just above, with the GIL held and no
+            // Python code run since); PyList_GetItem returns a borrowed reference the list
+            // keeps alive, and every pointer kept is into an immutable bytes object it holds.
+            let item = unsafe { ffi::PyList_GetItem(payloads.as_ptr(), at as ffi::Py_ssize_t) };
+            if item.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            // SAFETY: `item` is a live object (see above); an exact bytes object's buffer
+            // and size are read as `PyBytes::as_bytes` reads them.
+            items.push(unsafe {
+                if ffi::Py_TYPE(item) == std::ptr::addr_of_mut!(ffi::PyBytes_Type) {
+                    let len = ffi::PyBytes_Size(item) as usize;
+                    (len <= max_bytes).then(|| (ffi::PyBytes_AsString(item) as *const u8, len))
+                } else {
+                    None
+                }
+            });
+        }
         let built = types.map(|t| (t.get(), base));
-        self.judge(py, borrowed, &windows, sink, Some(Raws::List(payloads, max_bytes)), built)
+        self.judge(py, Borrowed(items), &windows, sink, Some(Raws::List(payloads, max_bytes, start)), built)
     }
 }
 
@@ -437,6 +467,9 @@ impl VerdictPlan {
             let mut pending: Vec<(usize, Vec<u8>)> = Vec::new();
             let mut unknown = Vec::new();
             let mut vals = Vec::with_capacity(self.plan.fields.len());
+            // The chunk's payloads stay alive and unchanged until it is judged (`Borrowed`):
+            // the datetime memo is forgotten once per chunk (`judge_alive`).
+            super::isotime::forget();
             for (pos, item) in borrowed.0.iter().enumerate() {
                 let Some((ptr, len)) = *item else {
                     if let Some(sink) = sink.as_deref_mut() {

@@ -4,11 +4,13 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use super::json::Val;
-use super::{judge, Outcome, Patterns, Plan, Window};
+use super::{judge_alive, Outcome, Patterns, Plan, Window};
 use crate::state::rows::ScanRows;
 
 /// The verdict of one payload (Err: a panic while judging it or feeding its state row);
-/// `sink` gets exactly one row for it whatever happens.
+/// `sink` gets exactly one row for it whatever happens. One of a batch of payloads alive
+/// and unchanged for the whole batch, `isotime::forget` called before its first
+/// (`judge_alive`).
 pub fn judge_and_feed<'a, P: Patterns + ?Sized>(
     plan: &Plan,
     buf: &'a [u8],
@@ -18,7 +20,7 @@ pub fn judge_and_feed<'a, P: Patterns + ?Sized>(
     vals: &mut Vec<Option<Val<'a>>>,
     sink: Option<&mut ScanRows>,
 ) -> Result<Outcome, ()> {
-    let judged = catch_unwind(AssertUnwindSafe(|| judge(plan, buf, windows, patterns, unknown, vals)));
+    let judged = catch_unwind(AssertUnwindSafe(|| judge_alive(plan, buf, windows, patterns, unknown, vals)));
     let Some(sink) = sink else {
         return judged.map_err(|_| unknown.clear());
     };
@@ -56,6 +58,7 @@ mod tests {
 
     fn run(rows: &mut ScanRows, payload: &[u8]) -> Result<Outcome, ()> {
         let (mut unknown, mut vals) = (Vec::new(), Vec::new());
+        super::super::isotime::forget();
         judge_and_feed(&plan(), payload, &[], &NoPatterns, &mut unknown, &mut vals, Some(rows))
     }
 
