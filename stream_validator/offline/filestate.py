@@ -58,11 +58,10 @@ class FileState:
         what ``add_payloads`` decoded of each)."""
         parts, unfed = self._distrusted(quarantined)
         values, rows = without(payloads, unfed), without(decoded, unfed)
-        distrust: dict[int, frozenset[str]] = {}
-        for position, part in parts.items():
-            if part and "key" not in part:
-                # its position once the unfed lines before it are left out
-                distrust[position - bisect_left(unfed, position)] = part
+        # each position once the unfed lines before it are left out
+        distrust = {
+            position - bisect_left(unfed, position): part for position, part in parts.items()
+        }
         scanned = self.rows
         if scanned is not None and len(scanned) == len(payloads):
             indices = without(list(range(len(payloads))), unfed)
@@ -78,16 +77,7 @@ class FileState:
         """Fold in the records of one ``add_lines`` call (``records``: its ``ScannedLines``,
         whose rows ``self.rows`` holds; ``quarantined`` by ascending position): as ``feed``,
         without a list per record."""
-        unfed: list[int] = []
-        distrust: dict[int, frozenset[str]] = {}
-        parts = self._parts
-        for position, q in quarantined.items():
-            part = parts(q.violations)
-            if part:
-                if "key" in part:
-                    unfed.append(position)
-                else:
-                    distrust[position] = part
+        distrust, unfed = self._distrusted(quarantined)
         for events in self._feed.observe_rows(0, records, self.rows, unfed, distrust):
             self.tally.add(events)
 
@@ -106,11 +96,22 @@ class FileState:
     def _distrusted(
         self, quarantined: dict[int, QuarantinedRecord]
     ) -> tuple[dict[int, frozenset[str]], list[int]]:
-        """Per quarantined line (not per line: most lines are valid), the state fields it
-        may not feed (``state.distrusted``); and the positions, ascending, of those whose
-        key did not pass: they feed nothing."""
-        parts = {position: self._parts(q.violations) for position, q in quarantined.items()}
-        return parts, sorted(position for position, part in parts.items() if "key" in part)
+        """Of the quarantined lines (not every line: most are valid), those whose key
+        passed and whose other state fields did not all pass, with the fields they may not
+        feed (``state.distrusted``); and the positions, ascending, of those whose key did
+        not pass: they feed nothing."""
+        distrust: dict[int, frozenset[str]] = {}
+        unfed: list[int] = []
+        parts = self._parts
+        for position, q in quarantined.items():
+            part = parts(q.violations)
+            if part:
+                if "key" in part:
+                    unfed.append(position)
+                else:
+                    distrust[position] = part
+        unfed.sort()
+        return distrust, unfed
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready, for the file summary."""

@@ -19,7 +19,15 @@ from itertools import accumulate, chain
 from operator import sub
 from typing import Any, overload
 
-__all__ = ["KeptRecords", "Positions"]
+__all__ = ["KeptRecords", "Positions", "listed"]
+
+
+def listed(seqs: Sequence[Sequence[Any]], los: Sequence[int], his: Sequence[int]) -> list[Any]:
+    """The items ``seqs[i][los[i]:his[i]]`` in order, in one new list."""
+    out: list[Any] = []
+    for rows, lo, hi in zip(seqs, los, his, strict=True):
+        out += rows[lo:hi]
+    return out
 
 
 class Positions(Sequence[int]):
@@ -178,10 +186,7 @@ class KeptRecords:
         seqs = self._seqs
         if not seqs or (len(seqs) == 1 and seqs[0] is self._own):
             return self._own
-        out: list[Any] = []
-        for rows, lo, hi in zip(seqs, self._los, self._his, strict=True):
-            out += rows[lo:hi]
-        return out
+        return listed(seqs, self._los, self._his)
 
     def parts(self) -> tuple[list[Sequence[Any]], list[int], list[int]]:
         """The kept records as parts: ``seqs[i][los[i]:his[i]]`` in order (copies of the

@@ -9,6 +9,7 @@ from enum import StrEnum
 from typing import Any, ClassVar, Final, overload
 
 from stream_validator.codec import loads_raw
+from stream_validator.verify.kept import listed
 from stream_validator.verify.quickinit import quick_init
 
 #: Per record, the undeclared (``unknown_field``) and repeated (``duplicate_key``) keys
@@ -194,9 +195,7 @@ class DecodedRecords(Sequence[Any]):
             if len(seqs) == 1 and los[0] == 0 and his[0] == len(seqs[0]) and type(seqs[0]) is list:
                 items = seqs[0]  # the batch's own list, all of it valid
             else:
-                items = []
-                for rows, lo, hi in zip(seqs, los, his, strict=True):
-                    items += rows[lo:hi]
+                items = listed(seqs, los, his)
             self._items = items
             self._parts = None
         return items
