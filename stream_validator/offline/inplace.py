@@ -52,6 +52,7 @@ def judge_in_place(
     in_batch = 0
     number = 0  # lines read so far
     rows = state.rows if state is not None else None
+    learning = True  # the first call is small: it meets only values first seen
     for block in spans(source, verifier.max_payload_bytes):
         before = number
         at = block.start
@@ -69,8 +70,9 @@ def judge_in_place(
                 cut_first=at == block.start and block.cut is not None,
                 take=take,
                 state_rows=rows,
+                learning=learning,
             )
-            records, quarantined = added.records, added.quarantined
+            records, quarantined, learning = added.records, added.quarantined, added.learning
             cut = block.cut if at == block.start else None
             at = added.after
             line_one = number + 1  # the number of the call's first line

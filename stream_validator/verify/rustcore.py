@@ -60,8 +60,10 @@ LEARNING_CHUNK: Final = 256
 #: Lines per native call of the file path (``add_lines``): bigger, as each call costs some
 #: Python (its chunk settled, the state fed, the valid lines written), about 270
 #: instructions a line at 256 lines a call, 70 at 1,024, about 25 at 4,096 (a 1 MiB
-#: block of ticks is about 7,000 lines); a pattern value first seen defers at most this
-#: many records to Python before it is learnt.
+#: block of ticks is about 7,000 lines). The first call and the call after one that met
+#: pattern values not learnt yet take ``LEARNING_CHUNK`` lines, as ``add_payloads``: a
+#: value first seen defers the call's records holding it to Python (a fresh command's
+#: first lines hold only values first seen).
 LINES_CHUNK: Final = 4096
 #: The violation kinds by the core's codes (native/src/verdict/mod.rs ``Kind``).
 KINDS: Final = (
@@ -315,16 +317,18 @@ def add_lines(
     cut_first: bool = False,
     take: int,
     state_rows: _native.StateRows | None = None,
+    learning: bool = False,
 ) -> LinesAdded:
     """Judge the JSON lines of ``data[start:end]`` in place, at most ``take`` records and
-    at most ``lines_chunk`` (see ``_native.scan_lines`` for how lines are read), into ``batch``
-    (``lines_supported``). If the core raises, the lines are read in Python
-    (``pylines``) and the Python rules judge them, as ``add_payloads`` does."""
+    at most ``lines_chunk`` (``LEARNING_CHUNK`` with ``learning``: the first call, or the
+    one after a call whose ``learning`` is true; see ``_native.scan_lines`` for how lines
+    are read), into ``batch`` (``lines_supported``). If the core raises, the lines are read
+    in Python (``pylines``) and the Python rules judge them, as ``add_payloads`` does."""
     rust = batch._rust
     assert rust is not None and not batch._keep
     # A chunk at a time, as add_payloads: a pattern value first seen in a chunk defers its
     # records to Python until learnt after it, so chunks bound what one new value costs.
-    take = min(take, rust.lines_chunk)
+    take = min(take, LEARNING_CHUNK if learning else rust.lines_chunk, rust.lines_chunk)
     mark = len(state_rows) if state_rows is not None else 0
     base = batch._total
     records: _native.ScannedLines | PyScannedLines
@@ -361,17 +365,21 @@ def add_lines(
     batch._total += len(records)
     # Indexed like the payloads list; never sliced, as the batch keeps no records.
     quarantined = _settle(batch, rust, base, cast(Sequence[Any], records), scanned)
-    return LinesAdded(after, lines, blanks, records, {q.index - base: q for q in quarantined})
+    return LinesAdded(
+        after, lines, blanks, records, {q.index - base: q for q in quarantined}, bool(scanned[4])
+    )
 
 
 class LinesAdded(NamedTuple):
     """What ``add_lines`` read: the position after the last line, how many lines (blank
     ones included) and blank lines, the records (``_native.ScannedLines``: ``len``, the
-    bytes of record ``i`` by ``[i]``, its line by ``line(i)``, ``join``) and the
-    quarantined ones by record position."""
+    bytes of record ``i`` by ``[i]``, its line by ``line(i)``, ``join``), the
+    quarantined ones by record position, and whether the scan met pattern values the core
+    had not learnt yet (learnt now: the next call takes ``LEARNING_CHUNK`` lines)."""
 
     after: int
     lines: int
     blanks: int
     records: _native.ScannedLines | PyScannedLines
     quarantined: dict[int, QuarantinedRecord]
+    learning: bool

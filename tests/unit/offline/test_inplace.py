@@ -199,3 +199,34 @@ def test_lines_judged_a_few_per_native_call_read_the_same(lines_chunk: int) -> N
         m.setattr(rustcore, "LINES_CHUNK", lines_chunk)
         got = run(data, reference=False, block=64, batch_size=0)
     assert got == want
+
+
+def test_calls_stay_small_while_pattern_values_are_being_learnt() -> None:
+    """A fresh command's first call takes LEARNING_CHUNK lines (its values are all first
+    seen: the Python rules judge the records holding them), bigger calls follow once the
+    values are learnt, and a value first seen mid-file makes the next call small again."""
+    from stream_validator.offline import inplace
+    from stream_validator.verify.rustcore import LEARNING_CHUNK, LINES_CHUNK, add_lines
+
+    n = 3 * LINES_CHUNK
+    data = b"".join(
+        tick.json(i, exchange="XNAS" if i < 2 * LINES_CHUNK else "XNYS") + b"\n" for i in range(n)
+    )
+    calls: list[tuple[bool, int, bool]] = []
+
+    def spy(*args: object, **kwargs: object) -> object:
+        added = add_lines(*args, **kwargs)  # type: ignore[arg-type]
+        calls.append((bool(kwargs["learning"]), len(added.records), added.learning))
+        return added
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(inplace, "add_lines", spy)
+        got = run(data, reference=False, block=1 << 20, batch_size=0)
+    assert got == run(data, reference=True, block=1 << 20, batch_size=0)
+    assert sum(records for _, records, _ in calls) == n
+    assert calls[0] == (True, LEARNING_CHUNK, True)  # XNAS first seen
+    assert calls[1] == (True, LEARNING_CHUNK, False)  # XNAS learnt
+    assert calls[2][:2] == (False, LINES_CHUNK)
+    met = [i for i, (_, _, learning) in enumerate(calls) if learning]
+    assert len(met) == 2  # XNAS, then XNYS
+    assert calls[met[1] + 1][:2] == (True, LEARNING_CHUNK)
