@@ -23,8 +23,8 @@ BARE = result([10.0] * 98 + [100.0, 100.0], cpu_s=1.0)  # p50 10, p99 100
 
 def test_each_service_target_is_checked_against_the_bare_loop() -> None:
     slow = result([16.0] * 98 + [151.0, 151.0], cpu_s=2.1)
-    lines = bench_latency.targets([("bare", BARE), ("service", slow), ("none", "skipped")])
-    assert lines == [
+    found = bench_latency.targets([("bare", BARE), ("service", slow), ("none", "skipped")])
+    assert [bench_latency.check(target) for target in found] == [
         "- service p50 16.0 <= 15.0 (bare p50 + 5 ms): NOT met",
         "- service p99 151.0 <= 150.0 (1.5x bare p99): NOT met",
         "- service CPU s 2.1 <= 2.0 (2x bare CPU): NOT met",
@@ -41,9 +41,24 @@ def test_each_service_target_is_checked_against_the_bare_loop() -> None:
 )
 def test_exactly_once_allows_one_commit_interval(peer: str, p99: float, verdict: str) -> None:
     row = result([20.0] * 98 + [p99, p99], cpu_s=1.0)
-    (line,) = bench_latency.targets([("bare", BARE), (peer, row)])
-    assert line.endswith(f": {verdict}")
+    (target,) = bench_latency.targets([("bare", BARE), (peer, row)])
+    assert bench_latency.check(target).endswith(f": {verdict}")
 
 
 def test_without_a_bare_row_nothing_is_checked() -> None:
     assert bench_latency.targets([("service", BARE)]) == []
+
+
+def test_over_rounds_each_target_has_its_met_count_and_median_margin() -> None:
+    """A p99 over 1.5x the bare loop's in one round of three (a stall in that window) is
+    met in 2 of 3 rounds, and by the median margin; one missed in two of three is not."""
+    rounds = []
+    for p99, cpu_s in [(140.0, 1.5), (160.0, 2.5), (120.0, 2.2)]:
+        row = result([12.0] * 98 + [p99, p99], cpu_s=cpu_s)
+        rounds.append(bench_latency.targets([("bare", BARE), ("service", row)]))
+    lines = bench_latency.over_rounds(rounds)
+    assert lines == [
+        "- service p50 (bare p50 + 5 ms): met in 3 of 3 rounds; median of value - limit -3.0: met",
+        "- service p99 (1.5x bare p99): met in 2 of 3 rounds; median of value - limit -10.0: met",
+        "- service CPU s (2x bare CPU): met in 1 of 3 rounds; median of value - limit +0.2: NOT met",
+    ]
