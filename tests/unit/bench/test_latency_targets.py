@@ -60,5 +60,6 @@ def test_over_rounds_each_target_has_its_met_count_and_median_margin() -> None:
     assert lines == [
         "- service p50 (bare p50 + 5 ms): met in 3 of 3 rounds; median of value - limit -3.0: met",
         "- service p99 (1.5x bare p99): met in 2 of 3 rounds; median of value - limit -10.0: met",
-        "- service CPU s (2x bare CPU): met in 1 of 3 rounds; median of value - limit +0.2: NOT met",
+        "- service CPU s (2x bare CPU): met in 1 of 3 rounds; median of value - limit +0.2: "
+        "NOT met",
     ]
