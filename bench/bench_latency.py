@@ -21,6 +21,10 @@ CPU: the peer process's user + system time from its first record (the priming on
 exit, over the records of the paced run (warm-up included): µs per record, and as % of a
 core at the achieved rate.
 
+A second table lists each peer's stalls: runs of records that each took over 60 ms,
+stamped less than 50 ms apart (how many, how many records they held back, the longest and
+the worst latency, when): a p99 over 20 s is decided by them.
+
 The topic the reader reads keeps the broker's LogAppendTime, so a second pair of columns
 ("appended") gives p50/p99 of append time - stamp: when the record reached the clean topic,
 without the reader's own delay (on two shared cores the reader, the producer and the broker
@@ -80,6 +84,47 @@ SOURCE_LINGER_MS = 1
 PACE_S = 0.0005
 
 
+#: A record this late (ms) is held back by a stall; the bare loop's p99 without one is
+#: about 45 ms here, its p50 about 24.
+STALL_MS = 60.0
+#: Late records whose stamps are this close (ns) belong to one stall.
+STALL_GAP_NS = 50_000_000
+
+
+@dataclass(frozen=True)
+class Stall:
+    """Records stamped in a row (gaps under STALL_GAP_NS) that each took over STALL_MS."""
+
+    at_s: float  # its first record's stamp, from the first stamp measured
+    span_ms: float  # from its first record's stamp to its last's
+    records: int
+    worst_ms: float
+
+
+def stalls(in_order: list[tuple[int, float]]) -> list[Stall]:
+    """The stalls among (stamp ns, latency ms) pairs sorted by stamp."""
+    if not in_order:
+        return []
+    start = in_order[0][0]
+    runs: list[list[tuple[int, float]]] = []
+    for stamp, latency in in_order:
+        if latency <= STALL_MS:
+            continue
+        if runs and stamp - runs[-1][-1][0] < STALL_GAP_NS:
+            runs[-1].append((stamp, latency))
+        else:
+            runs.append([(stamp, latency)])
+    return [
+        Stall(
+            (run[0][0] - start) / 1e9,
+            (run[-1][0] - run[0][0]) / 1e6,
+            len(run),
+            max(latency for _, latency in run),
+        )
+        for run in runs
+    ]
+
+
 @dataclass
 class Result:
     latencies_ms: list[float]  # sorted, warm-up left out
@@ -89,6 +134,7 @@ class Result:
     rate: float  # what the producer achieved, msg/s
     drift_ms: float  # median of the last tenth measured - median of the first tenth
     cpu_s: float = math.nan  # the peer's CPU time from its first record on (the paced run)
+    stalls: list[Stall] = dataclasses.field(default_factory=list)  # in stamp order
 
     def percentile(self, q: float, values: list[float] | None = None) -> float:
         """Nearest rank: the smallest latency at or above q % of the measured records
@@ -243,7 +289,13 @@ def _result(collected: Collected, expected: int, warmup_s: float) -> Result:
     )
     rate = (len(stamps) - 1) / ((last - first) / 1e9) if last > first else math.nan
     return Result(
-        sorted(lat for _, lat in in_order), appended_ms, len(stamps), expected, rate, drift
+        sorted(lat for _, lat in in_order),
+        appended_ms,
+        len(stamps),
+        expected,
+        rate,
+        drift,
+        stalls=stalls(in_order),
     )
 
 
@@ -315,6 +367,22 @@ def print_table(rows: list[tuple[str, Result | str]], args: argparse.Namespace) 
         figures = " | ".join(f"{v:.1f}" for v in [*quantiles, row.drift_ms, *appended, *cpu])
         text, measured = row_label(peer), f"{len(row.latencies_ms):,}{mark}"
         print(f"| {text} | {figures} | {measured} | {row.rate:,.0f} |")
+    print(
+        f"\nstalls: runs of records each over {STALL_MS:g} ms (stamps under "
+        f"{STALL_GAP_NS / 1e6:g} ms apart); a p99 is decided by them\n"
+    )
+    print("| peer | stalls | records in them | longest ms | worst ms | at s (first five) |")
+    print("|---|---:|---:|---:|---:|---|")
+    for peer, row in rows:
+        if isinstance(row, str):
+            continue
+        found = row.stalls
+        held = sum(stall.records for stall in found)
+        longest = max((stall.span_ms for stall in found), default=0.0)
+        worst = max((stall.worst_ms for stall in found), default=0.0)
+        at = ", ".join(f"{stall.at_s:.1f}" for stall in found[:5])
+        figures = f"{len(found)} | {held:,} | {longest:.0f} | {worst:.0f}"
+        print(f"| {row_label(peer)} | {figures} | {at} |")
 
 
 @dataclass(frozen=True)

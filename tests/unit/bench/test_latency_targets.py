@@ -63,3 +63,24 @@ def test_over_rounds_each_target_has_its_met_count_and_median_margin() -> None:
         "- service CPU s (2x bare CPU): met in 1 of 3 rounds; median of value - limit +0.2: "
         "NOT met",
     ]
+
+
+def test_stalls_are_runs_of_late_records_close_in_time() -> None:
+    """Late records stamped under 50 ms apart make one stall (on-time records between them
+    do not end it), a longer gap starts another; on-time records make none."""
+    ms = 1_000_000
+    in_order = [
+        (0, 10.0),
+        (10 * ms, 80.0),  # a stall begins
+        (20 * ms, 120.0),
+        (60 * ms, 90.0),  # 40 ms after the last late one: the same stall
+        (70 * ms, 20.0),
+        (200 * ms, 70.0),  # 140 ms later: another
+        (300 * ms, 60.0),  # not over 60 ms
+    ]
+    assert bench_latency.stalls(in_order) == [
+        bench_latency.Stall(0.01, 50.0, 3, 120.0),
+        bench_latency.Stall(0.2, 0.0, 1, 70.0),
+    ]
+    assert bench_latency.stalls([(0, 10.0), (ms, 59.0)]) == []
+    assert bench_latency.stalls([]) == []
