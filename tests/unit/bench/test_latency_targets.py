@@ -84,3 +84,10 @@ def test_stalls_are_runs_of_late_records_close_in_time() -> None:
     ]
     assert bench_latency.stalls([(0, 10.0), (ms, 59.0)]) == []
     assert bench_latency.stalls([]) == []
+
+
+def test_an_exactly_once_record_is_stalled_past_the_commit_interval() -> None:
+    """Every exactly-once record may wait one commit interval: a stall is 60 ms past it."""
+    assert bench_latency.stall_ms("bare") == bench_latency.stall_ms("service") == 60.0
+    assert bench_latency.stall_ms("service-eos") == 160.0  # the default interval, 0.1 s
+    assert bench_latency.stall_ms("service-eos:commit_interval_s=0.05@/tmp/x") == 110.0
