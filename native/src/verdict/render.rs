@@ -39,8 +39,14 @@ pub fn repr_str(text: &[u8]) -> Option<String> {
 
 /// `repr(value)` of a finite float.
 pub fn repr_float(value: f64) -> String {
-    // Rust's `{:e}` gives the shortest round-trip digits, as Python's repr does.
-    let sci = format!("{value:e}");
+    // Python's repr: the fewest digits that read back to the value, those digits the exact
+    // value correctly rounded, a tie to even. Rust's `{:e}` gives the fewest digits, but of
+    // two as near (-8796093022208.0625: ...062 and ...063) it may take the odd one; its
+    // `{:.Ne}` rounds the exact value to N + 1 digits, a tie to even.
+    let shortest = format!("{value:e}");
+    let (mantissa, _) = shortest.split_once('e').expect("LowerExp always has an exponent");
+    let digits = mantissa.bytes().filter(u8::is_ascii_digit).count();
+    let sci = format!("{value:.prec$e}", prec = digits.saturating_sub(1));
     let (mantissa, exp) = sci.split_once('e').expect("LowerExp always has an exponent");
     let exp: i32 = exp.parse().expect("LowerExp exponent is an int");
     let negative = mantissa.starts_with('-');
@@ -126,6 +132,9 @@ mod tests {
             (5e-324, "5e-324"),
             (1.7976931348623157e308, "1.7976931348623157e+308"),
             (-1.0, "-1.0"),
+            // Two shortest forms as near (a tie): Python takes the even digit.
+            (-8796093022208.0625, "-8796093022208.062"),
+            (8796093022208.1875, "8796093022208.188"),
         ] {
             assert_eq!(repr_float(value), text);
         }
