@@ -61,7 +61,9 @@ class SymbolState:
         unfed: list[int],
         distrust: list[tuple[int, int]],
         read: Callable[[int], tuple[Any, ...] | None],
+        first: int = 0,
     ) -> list[tuple[SymbolEvent, ...]]: ...
+    def take_scanned(self) -> tuple[int, tuple[SymbolEvent, ...]]: ...
     def drop(self, partition: Hashable) -> int: ...
 
 class StateRows:
@@ -121,6 +123,8 @@ def scan_lines(
     rows: StateRows | None = None,
     types: ReportTypes | None = None,
     base: int = 0,
+    tracker: SymbolState | None = None,
+    partition: Hashable | None = None,
     /,
 ) -> tuple[int, int, int, ScannedLines, tuple[Any, ...]]: ...
 

@@ -16,7 +16,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 use crate::dlqline;
-use crate::state::rows::StateRows;
+use crate::state::py::SymbolState;
+use crate::state::rows::{FeedFields, StateRows};
+use crate::verdict::statefeed::{Direct, Names};
 use crate::verdict::built::ReportTypes;
 use crate::verdict::py::{Borrowed, Raws, VerdictPlan};
 use crate::verdict::Window;
@@ -167,8 +169,11 @@ impl ScannedLines {
 /// `types` and `base`: as `VerdictPlan.scan`'s (each bad record's `QuarantinedRecord`
 /// built, its raw payload a copy of its line, and the tally), `base` the batch position of
 /// the call's first record. A line over `max_bytes` gets its `oversized` violation here.
+/// `tracker` (with `rows`; records on `partition`): the records are fed to it as they are
+/// judged while they can be, and rows kept for the rest only (`statefeed::Direct`): its
+/// `take_scanned` says how many were fed (the first ones) and the events they raised.
 #[pyfunction]
-#[pyo3(signature = (plan, data, start, end, tail, cut_first, take, windows, max_bytes, rows = None, types = None, base = 0))]
+#[pyo3(signature = (plan, data, start, end, tail, cut_first, take, windows, max_bytes, rows = None, types = None, base = 0, tracker = None, partition = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn scan_lines<'py>(
     py: Python<'py>,
@@ -184,6 +189,8 @@ pub fn scan_lines<'py>(
     rows: Option<&Bound<'py, StateRows>>,
     types: Option<&Bound<'py, ReportTypes>>,
     base: usize,
+    tracker: Option<&Bound<'py, SymbolState>>,
+    partition: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<(usize, usize, usize, ScannedLines, Bound<'py, PyTuple>)> {
     let buf = data.as_bytes();
     if start > end || end > buf.len() {
@@ -224,11 +231,37 @@ pub fn scan_lines<'py>(
     );
     let plan = plan.get();
     let mut held = rows.map(|r| r.borrow_mut());
+    let fields: Option<FeedFields> = held.as_deref().map(|r| r.rows.fields.clone());
     let sink = held.as_deref_mut().map(|r| &mut r.rows);
     // `data` (held by the caller and by `ScannedLines`) keeps the borrowed bytes alive.
     let raws = Raws::Lines(data, &spans, max_bytes);
     let built = types.map(|t| (t.get(), base));
-    let judged = plan.judge_borrowed(py, borrowed, &windows, sink, Some(raws), built)?;
+    let judged = match (tracker, fields) {
+        (Some(tracker), Some(fields)) => {
+            let name = |i: usize| -> PyResult<Vec<u8>> {
+                plan.field_name(i).map(<[u8]>::to_vec).ok_or_else(|| PyValueError::new_err("no such field"))
+            };
+            let names = Names {
+                key: name(fields.key)?,
+                seq: fields.seq.map(name).transpose()?,
+                time: fields.time.map(name).transpose()?,
+                quotes: fields.quotes.iter().map(|&q| name(q)).collect::<PyResult<_>>()?,
+            };
+            let mut state = tracker.borrow_mut();
+            let part = match partition {
+                Some(partition) => state.part_id(partition)?,
+                None => state.part_id(&0i32.into_pyobject(py)?.into_any())?,
+            };
+            let state = &mut *state;
+            state.scanned_fed = 0;
+            state.scanned_events.clear();
+            let mut direct = Direct::new(&fields, &names, &mut state.core, &mut state.scanned_events, part);
+            let judged = plan.judge_borrowed(py, borrowed, &windows, sink, Some(&mut direct), Some(raws), built);
+            state.scanned_fed = direct.fed;
+            judged?
+        }
+        _ => plan.judge_borrowed(py, borrowed, &windows, sink, None, Some(raws), built)?,
+    };
     let types = types.map(|t| t.clone().unbind());
     let scanned = ScannedLines { data: data.clone().unbind(), spans, lines: numbers, types, cut_first };
     Ok((at, lines, blanks, scanned, judged))

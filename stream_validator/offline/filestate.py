@@ -73,13 +73,25 @@ class FileState:
         for _, events in found:
             self.tally.add(events)
 
-    def feed_scanned(self, records: Any, quarantined: dict[int, QuarantinedRecord]) -> None:
-        """Fold in the records of one ``add_lines`` call (``records``: its ``ScannedLines``,
-        whose rows ``self.rows`` holds; ``quarantined`` by ascending position): as ``feed``,
-        without a list per record."""
+    def feed_scanned(
+        self,
+        records: Any,
+        quarantined: dict[int, QuarantinedRecord],
+        fed: int = 0,
+        events: tuple[Any, ...] = (),
+    ) -> None:
+        """Fold in the records of one ``add_lines`` call (``records``: its ``ScannedLines``;
+        ``quarantined`` by ascending position): as ``feed``, without a list per record.
+        The scan fed the first ``fed`` itself (``add_lines(..., tracker=self.tracker)``),
+        raising ``events``; ``self.rows`` holds the rows of the rest."""
+        self.tally.add(events)
+        if fed >= len(records):
+            return
+        if fed:
+            quarantined = {at: q for at, q in quarantined.items() if at >= fed}
         distrust, unfed = self._distrusted(quarantined)
-        for events in self._feed.observe_rows(0, records, self.rows, unfed, distrust):
-            self.tally.add(events)
+        for found in self._feed.observe_rows(0, records, self.rows, unfed, distrust, fed):
+            self.tally.add(found)
 
     def _parts(self, violations: list[Violation]) -> frozenset[str]:
         """``state.distrusted`` of a quarantined record, remembered per tuple of violated

@@ -52,6 +52,7 @@ def judge_in_place(
     in_batch = 0
     number = 0  # lines read so far
     rows = state.rows if state is not None else None
+    tracker = state.tracker if rows is not None and state is not None else None
     learning = True  # the first call is small: it meets only values first seen
     for block in spans(source, verifier.max_payload_bytes):
         before = number
@@ -71,6 +72,7 @@ def judge_in_place(
                 take=take,
                 state_rows=rows,
                 learning=learning,
+                tracker=tracker,
             )
             records, quarantined, learning = added.records, added.quarantined, added.learning
             cut = block.cut if at == block.start else None
@@ -85,7 +87,7 @@ def judge_in_place(
             last_line = line_one + records.line(len(records) - 1)
             in_batch += len(records)
             if state is not None:
-                state.feed_scanned(records, quarantined)
+                state.feed_scanned(records, quarantined, added.fed, added.events)
             if valid_out is not None and len(quarantined) < len(records):
                 left_out = sorted(quarantined)
                 runs = records.runs(left_out)

@@ -170,18 +170,22 @@ class StateFeed:
         rows: Any,
         unfed: Sequence[int],
         distrust: Mapping[int, frozenset[str]],
+        first: int = 0,
     ) -> list[tuple[SymbolEvent, ...]]:
         """``observe_scanned`` of every record of ``rows`` (``values``: their payloads) but
         those at ``unfed`` (ascending), all on ``partition``, with no list per record: the
-        file path's feed. ``distrust`` by record position. The events, record by record
-        (records that raised none left out). Only for a tracker with ``observe_rows``."""
+        file path's feed. Row ``i`` is the record at position ``first + i``; ``unfed`` and
+        ``distrust`` by record position. The events, record by record (records that raised
+        none left out). Only for a tracker with ``observe_rows``."""
         masks = sorted((at, _mask(parts)) for at, parts in distrust.items())
 
         def read(position: int) -> _Read | None:
             return self._read(values[position], distrust.get(position, TRUSTED))
 
         observe = self.tracker.observe_rows  # type: ignore[attr-defined]
-        out: list[tuple[SymbolEvent, ...]] = observe(partition, rows, list(unfed), masks, read)
+        out: list[tuple[SymbolEvent, ...]] = observe(
+            partition, rows, list(unfed), masks, read, first
+        )
         return out
 
     def observe(

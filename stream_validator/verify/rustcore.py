@@ -318,12 +318,18 @@ def add_lines(
     take: int,
     state_rows: _native.StateRows | None = None,
     learning: bool = False,
+    tracker: Any = None,
 ) -> LinesAdded:
     """Judge the JSON lines of ``data[start:end]`` in place, at most ``take`` records and
     at most ``lines_chunk`` (``LEARNING_CHUNK`` with ``learning``: the first call, or the
     one after a call whose ``learning`` is true; see ``_native.scan_lines`` for how lines
     are read), into ``batch`` (``lines_supported``). If the core raises, the lines are read
-    in Python (``pylines``) and the Python rules judge them, as ``add_payloads`` does."""
+    in Python (``pylines``) and the Python rules judge them, as ``add_payloads`` does.
+
+    ``tracker`` (the native tracker whose fields ``state_rows`` reads, on partition 0):
+    the scan feeds it the records it can as it judges them, the first ``fed`` of the
+    call (``LinesAdded.fed``, with their ``events``); ``state_rows`` holds the rows of the
+    records from there on, for ``observe_rows(..., first=fed)``."""
     rust = batch._rust
     assert rust is not None and not batch._keep
     # A chunk at a time, as add_payloads: a pattern value first seen in a chunk defers its
@@ -332,6 +338,8 @@ def add_lines(
     mark = len(state_rows) if state_rows is not None else 0
     base = batch._total
     records: _native.ScannedLines | PyScannedLines
+    direct = tracker if state_rows is not None else None
+    fed, events = 0, ()
     try:
         after, lines, blanks, records, scanned = _native.scan_lines(
             rust.plan,
@@ -346,7 +354,11 @@ def add_lines(
             state_rows,
             _TYPES,
             base,
+            direct,
+            0,
         )
+        if direct is not None:
+            fed, events = direct.take_scanned()
     except Exception as exc:  # defence in depth, as add_payloads: Python reads the lines
         batch._log_error("native core", exc)  # and its rules judge them
         after, lines, blanks, records = read_lines(
@@ -358,15 +370,24 @@ def add_lines(
             take=take,
             max_bytes=rust.max_payload_bytes,
         )
-        if state_rows is not None:  # and Python reads the state's fields
+        if direct is not None:  # what the scan fed before it raised stays fed
+            fed, events = direct.take_scanned()
+        if state_rows is not None:  # and Python reads the state's fields of the rest
             state_rows.truncate(mark)
-            state_rows.extend_absent(len(records))
+            state_rows.extend_absent(len(records) - fed)
         scanned = ([(i, _DEFER) for i in range(len(records))], [], [], 0, [])
     batch._total += len(records)
     # Indexed like the payloads list; never sliced, as the batch keeps no records.
     quarantined = _settle(batch, rust, base, cast(Sequence[Any], records), scanned)
     return LinesAdded(
-        after, lines, blanks, records, {q.index - base: q for q in quarantined}, bool(scanned[4])
+        after,
+        lines,
+        blanks,
+        records,
+        {q.index - base: q for q in quarantined},
+        bool(scanned[4]),
+        fed,
+        events,
     )
 
 
@@ -383,3 +404,6 @@ class LinesAdded(NamedTuple):
     records: _native.ScannedLines | PyScannedLines
     quarantined: dict[int, QuarantinedRecord]
     learning: bool
+    #: With a tracker: the records fed from the scan (the first ``fed``) and their events.
+    fed: int = 0
+    events: tuple[Any, ...] = ()

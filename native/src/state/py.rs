@@ -15,7 +15,7 @@ const WINDOW_CAP: i128 = 1 << 66;
 
 #[pyclass(module = "stream_validator._native", subclass)]
 pub struct SymbolState {
-    pub(super) core: Core,
+    pub(crate) core: Core,
     /// Partition (any hashable) -> its id in the core.
     parts: Py<PyDict>,
     next_part: u32,
@@ -32,6 +32,10 @@ pub struct SymbolState {
     offsets: Vec<(PyObject, i64)>,
     pub(super) events: Vec<Event>,
     quote: Vec<QuoteValue>,
+    /// What the last `offline::scan_lines` given this tracker fed straight from its scan:
+    /// its first `scanned_fed` records, raising `scanned_events` (`take_scanned`).
+    pub(crate) scanned_fed: usize,
+    pub(crate) scanned_events: Vec<Event>,
 }
 
 fn clamp_u64(value: &Bound<'_, PyAny>) -> PyResult<u64> {
@@ -112,7 +116,7 @@ pub(super) fn mixed(_: MixedTimes) -> PyErr {
 }
 
 impl SymbolState {
-    pub(super) fn part_id(&mut self, partition: &Bound<'_, PyAny>) -> PyResult<u32> {
+    pub(crate) fn part_id(&mut self, partition: &Bound<'_, PyAny>) -> PyResult<u32> {
         let parts = self.parts.bind(partition.py());
         if let Some(id) = parts.get_item(partition)? {
             return id.extract();
@@ -300,8 +304,17 @@ impl SymbolState {
 
     /// The events gathered, as a tuple of `SymbolEvent` (cleared).
     pub(super) fn take_events<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let mut out = Vec::with_capacity(self.events.len());
-        for event in self.events.drain(..) {
+        let events = std::mem::take(&mut self.events);
+        let out = self.event_objects(py, &events);
+        self.events = events; // its buffer kept
+        self.events.clear();
+        out
+    }
+
+    /// `SymbolEvent` objects of `events`, in order.
+    fn event_objects<'py>(&self, py: Python<'py>, events: &[Event]) -> PyResult<Bound<'py, PyTuple>> {
+        let mut out = Vec::with_capacity(events.len());
+        for event in events {
             let symbol = match std::str::from_utf8(&event.symbol) {
                 Ok(text) => PyString::new(py, text).into_any(),
                 Err(_) => pyo3::types::PyBytes::new(py, &event.symbol)
@@ -311,7 +324,7 @@ impl SymbolState {
             out.push(
                 self.event_type
                     .bind(py)
-                    .call1((kind, symbol, event.detail, event.count))?,
+                    .call1((kind, symbol, event.detail.as_str(), event.count))?,
             );
         }
         PyTuple::new(py, out)
@@ -359,6 +372,8 @@ impl SymbolState {
             offsets: Vec::new(),
             events: Vec::new(),
             quote: Vec::new(),
+            scanned_fed: 0,
+            scanned_events: Vec::new(),
         })
     }
 
@@ -475,7 +490,10 @@ impl SymbolState {
     }
 
     /// `observe` of every record the verdict scan read into `rows` but the `unfed` ones, on
-    /// one partition: the file path's feed (see `rows::feed_rows`).
+    /// one partition: the file path's feed (see `rows::feed_rows`). `first`: the position
+    /// of the record of row 0 (the scan fed those before it: `take_scanned`).
+    #[pyo3(signature = (partition, rows, unfed, distrust, read, first = 0))]
+    #[allow(clippy::too_many_arguments)]
     fn observe_rows<'py>(
         &mut self,
         py: Python<'py>,
@@ -484,8 +502,17 @@ impl SymbolState {
         unfed: Vec<usize>,
         distrust: Vec<(usize, u8)>,
         read: &Bound<'py, PyAny>,
+        first: usize,
     ) -> PyResult<Bound<'py, PyList>> {
-        self.feed_rows(py, partition, rows, unfed, distrust, read)
+        self.feed_rows(py, partition, rows, unfed, distrust, read, first)
+    }
+
+    /// What the last `scan_lines` given this tracker fed from its scan: (how many of its
+    /// first records, the events they raised as one tuple); forgotten once taken.
+    fn take_scanned<'py>(&mut self, py: Python<'py>) -> PyResult<(usize, Bound<'py, PyTuple>)> {
+        let fed = std::mem::take(&mut self.scanned_fed);
+        let events = std::mem::take(&mut self.scanned_events);
+        Ok((fed, self.event_objects(py, &events)?))
     }
 
     /// Forget a revoked partition's state; how many symbols were dropped.

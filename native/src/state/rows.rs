@@ -288,7 +288,9 @@ impl SymbolState {
     /// `SymbolState.observe_rows` (py.rs): every row of `rows` in order, on one partition,
     /// but those at `unfed` (ascending); `distrust`: (row, the parts not fed, as `scanned`)
     /// by ascending row; `read(at)`: Python's reading of an absent row's record. The events of
-    /// the records that raised any, as one list of `SymbolEvent` tuples.
+    /// the records that raised any, as one list of `SymbolEvent` tuples. Row `i` is the
+    /// record at position `first + i`, and `unfed`, `distrust` and `read` speak of positions.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn feed_rows<'py>(
         &mut self,
         py: Python<'py>,
@@ -297,7 +299,11 @@ impl SymbolState {
         unfed: Vec<usize>,
         distrust: Vec<(usize, u8)>,
         read: &Bound<'py, PyAny>,
+        first: usize,
     ) -> PyResult<Bound<'py, PyList>> {
+        let unfed: Vec<usize> = unfed.into_iter().filter_map(|p| p.checked_sub(first)).collect();
+        let distrust: Vec<(usize, u8)> =
+            distrust.into_iter().filter_map(|(p, m)| Some((p.checked_sub(first)?, m))).collect();
         let part = self.part_id(partition)?;
         let held = rows.borrow();
         let scan = &held.rows;
@@ -317,7 +323,7 @@ impl SymbolState {
             let stop = unfed.get(u).map_or(n, |&s| s.min(n));
             let stop = distrust.get(d).map_or(stop, |&(s, _)| s.min(stop));
             for i in at..stop {
-                self.observe_row(part, scan, i, 0, || read.call1((i,)))?;
+                self.observe_row(part, scan, i, 0, || read.call1((first + i,)))?;
                 if !self.events.is_empty() {
                     out.append(self.take_events(py)?)?;
                 }
@@ -330,7 +336,7 @@ impl SymbolState {
                 continue;
             }
             let mask = distrust[d].1;
-            self.observe_row(part, scan, stop, mask, || read.call1((stop,)))?;
+            self.observe_row(part, scan, stop, mask, || read.call1((first + stop,)))?;
             if !self.events.is_empty() {
                 out.append(self.take_events(py)?)?;
             }

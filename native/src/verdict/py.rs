@@ -425,11 +425,16 @@ impl VerdictPlan {
             });
         }
         let built = types.map(|t| (t.get(), base));
-        self.judge(py, Borrowed(items), &windows, sink, Some(Raws::List(payloads, max_bytes, start)), built)
+        self.judge(py, Borrowed(items), &windows, sink, None, Some(Raws::List(payloads, max_bytes, start)), built)
     }
 }
 
 impl VerdictPlan {
+    /// The name of declared field `i`.
+    pub(crate) fn field_name(&self, i: usize) -> Option<&[u8]> {
+        self.plan.fields.get(i).map(|f| f.name.as_slice())
+    }
+
     /// `scan`'s work on payloads already borrowed: the same tuple (events, nulls, flags,
     /// flagged, pending[, tally]). A None payload (not a bytes object, or over the size
     /// limit) is judged by `outside` when `raws` says where it comes from, else left to
@@ -440,10 +445,11 @@ impl VerdictPlan {
         borrowed: Borrowed,
         windows: &[Window],
         sink: Option<&mut crate::state::rows::ScanRows>,
+        direct: Option<&mut super::statefeed::Direct<'_>>,
         raws: Option<Raws<'_, 'py>>,
         built: Option<(&ReportTypes, usize)>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        self.judge(py, borrowed, windows, sink, raws, built)
+        self.judge(py, borrowed, windows, sink, direct, raws, built)
     }
 
     fn judge<'py>(
@@ -452,6 +458,7 @@ impl VerdictPlan {
         borrowed: Borrowed,
         windows: &[Window],
         mut sink: Option<&mut crate::state::rows::ScanRows>,
+        mut direct: Option<&mut super::statefeed::Direct<'_>>,
         raws: Option<Raws<'_, 'py>>,
         built: Option<(&ReportTypes, usize)>,
     ) -> PyResult<Bound<'py, PyTuple>> {
@@ -473,6 +480,9 @@ impl VerdictPlan {
             for (pos, item) in borrowed.0.iter().enumerate() {
                 let Some((ptr, len)) = *item else {
                     if let Some(sink) = sink.as_deref_mut() {
+                        if let Some(direct) = direct.as_deref_mut() {
+                            direct.stop();
+                        }
                         sink.absent();
                     }
                     events.push(Event::Defer(pos)); // `outside` judges it with the GIL
@@ -480,6 +490,7 @@ impl VerdictPlan {
                 };
                 // SAFETY: see `Borrowed`.
                 let buf: &[u8] = unsafe { std::slice::from_raw_parts(ptr, len) };
+                let feeding = sink.is_some() && direct.as_deref().is_some_and(|d| d.on);
                 let judged = judge_and_feed(
                     &self.plan,
                     buf,
@@ -488,6 +499,7 @@ impl VerdictPlan {
                     &mut unknown,
                     &mut vals,
                     sink.as_deref_mut(),
+                    direct.as_deref_mut(),
                 );
                 match judged {
                     Err(()) => events.push(Event::Panic(pos)),
@@ -510,7 +522,13 @@ impl VerdictPlan {
                         }
                         events.push(Event::Defer(pos));
                     }
-                    Ok(Outcome::Defer) => events.push(deferred(pos, buf)),
+                    Ok(Outcome::Defer) => {
+                        let event = deferred(pos, buf);
+                        if let (true, Some(direct), Some(sink)) = (feeding, direct.as_deref_mut(), sink.as_deref_mut()) {
+                            direct.defer(matches!(event, Event::Malformed(..)), sink);
+                        }
+                        events.push(event);
+                    }
                 }
             }
             (events, nulls, flags, flagged, pending)

@@ -4,11 +4,14 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use super::json::Val;
+use super::statefeed::Direct;
 use super::{judge_alive, Outcome, Patterns, Plan, Window};
 use crate::state::rows::ScanRows;
 
 /// The verdict of one payload (Err: a panic while judging it or feeding its state row);
-/// `sink` gets exactly one row for it whatever happens. One of a batch of payloads alive
+/// `sink` gets exactly one row for it whatever happens, unless `direct` (feeding) fed it
+/// straight to the tracker (`statefeed::Direct`), or it is deferred while feeding: the
+/// caller then calls `Direct::defer`. One of a batch of payloads alive
 /// and unchanged for the whole batch, `isotime::forget` called before its first
 /// (`judge_alive`).
 pub fn judge_and_feed<'a, P: Patterns + ?Sized>(
@@ -19,11 +22,36 @@ pub fn judge_and_feed<'a, P: Patterns + ?Sized>(
     unknown: &mut Vec<&'a [u8]>,
     vals: &mut Vec<Option<Val<'a>>>,
     sink: Option<&mut ScanRows>,
+    direct: Option<&mut Direct<'_>>,
 ) -> Result<Outcome, ()> {
     let judged = catch_unwind(AssertUnwindSafe(|| judge_alive(plan, buf, windows, patterns, unknown, vals)));
     let Some(sink) = sink else {
         return judged.map_err(|_| unknown.clear());
     };
+    if let Some(direct) = direct.filter(|d| d.on) {
+        let violations = match &judged {
+            Ok(Outcome::Valid { .. }) => Some(None),
+            Ok(Outcome::Bad(violations)) => Some(Some(violations.as_slice())),
+            // No row: the caller sees whether the record is malformed (it feeds nothing),
+            // else stops feeding and gives it an absent row (`Direct::defer`).
+            Ok(Outcome::Defer) => return Ok(Outcome::Defer),
+            _ => None,
+        };
+        match violations.map(|v| catch_unwind(AssertUnwindSafe(|| direct.feed(vals, v)))) {
+            Some(Ok(true)) => return judged.map_err(|_| unknown.clear()),
+            Some(Ok(false)) => {} // its row, below, and rows from here on
+            None => {
+                direct.stop(); // left to Python: rows from here on
+            }
+            Some(Err(_)) => {
+                // A panic feeding the tracker: left to Python as a feed's panic is.
+                direct.stop();
+                sink.absent();
+                unknown.clear();
+                return Err(());
+            }
+        }
+    }
     let settled = matches!(judged, Ok(Outcome::Valid { .. } | Outcome::Bad(_)));
     let mark = sink.len();
     let fed = catch_unwind(AssertUnwindSafe(|| super::statefeed::feed(sink, vals, settled)));
@@ -59,7 +87,7 @@ mod tests {
     fn run(rows: &mut ScanRows, payload: &[u8]) -> Result<Outcome, ()> {
         let (mut unknown, mut vals) = (Vec::new(), Vec::new());
         super::super::isotime::forget();
-        judge_and_feed(&plan(), payload, &[], &NoPatterns, &mut unknown, &mut vals, Some(rows))
+        judge_and_feed(&plan(), payload, &[], &NoPatterns, &mut unknown, &mut vals, Some(rows), None)
     }
 
     #[test]

@@ -6,8 +6,10 @@
 
 use super::isotime;
 use super::json::Val;
-use crate::state::rows::ScanRows;
-use crate::state::values::{EventTime, QuoteValue};
+use super::Violation;
+use crate::state::rows::{FeedFields, ScanRows};
+use crate::state::tracker::{MixedTimes, SymbolState};
+use crate::state::values::{Event, EventTime, QuoteValue};
 
 /// Push the row of one record; `settled`: the scan judged it (valid or quarantined), so
 /// `vals` holds its declared fields.
@@ -69,6 +71,155 @@ pub fn feed(rows: &mut ScanRows, vals: &[Option<Val<'_>>], settled: bool) {
     rows.read(key, seq, time, quote);
 }
 
+/// The file path's feed (`offline::scan_lines` with the tracker): the records of a scan
+/// fed to the tracker as they are judged, in order, while each can be (no row kept, no
+/// second pass); from the first record that cannot (left to Python, or a value only
+/// Python reads), rows again, and Python feeds those (`rows::feed_rows`).
+pub struct Direct<'s> {
+    pub fields: &'s FeedFields,
+    /// The state's field names (key, sequence, event time, then the quote's): the heads a
+    /// violation is matched against, as `state.distrusted` matches them.
+    pub names: &'s Names,
+    pub core: &'s mut SymbolState,
+    pub events: &'s mut Vec<Event>,
+    pub part: u32,
+    /// Records fed so far (or, the bad ones whose key failed, left out): the scan's first
+    /// `fed` records; rows hold the rest.
+    pub fed: usize,
+    /// Still feeding (false from the first record it could not feed).
+    pub on: bool,
+    quote: Vec<QuoteValue>,
+}
+
+/// The state's field names, for `distrust`.
+pub struct Names {
+    pub key: Vec<u8>,
+    pub seq: Option<Vec<u8>>,
+    pub time: Option<Vec<u8>>,
+    pub quotes: Vec<Vec<u8>>,
+}
+
+/// `state.distrusted` of a bad record, from its violations: None when it feeds nothing (a
+/// record-level violation, or its key failed), else the parts it may not feed (1 seq,
+/// 2 time, 4 quote). The core builds no rule violation (Python words those).
+pub fn distrust(names: &Names, violations: &[Violation]) -> Option<u8> {
+    let mut mask = 0u8;
+    for violation in violations {
+        let name = violation.field.as_deref()?.as_bytes();
+        // a nested path (`levels[3].price`) fails its top-level field
+        let head = name.split(|&b| b == b'.').next().unwrap_or(name);
+        let head = head.split(|&b| b == b'[').next().unwrap_or(head);
+        if head == names.key.as_slice() {
+            return None;
+        }
+        if names.seq.as_deref() == Some(head) {
+            mask |= 1;
+        }
+        if names.time.as_deref() == Some(head) {
+            mask |= 2;
+        }
+        if names.quotes.iter().any(|q| q.as_slice() == head) {
+            mask |= 4;
+        }
+    }
+    Some(mask)
+}
+
+impl<'s> Direct<'s> {
+    pub fn new(
+        fields: &'s FeedFields,
+        names: &'s Names,
+        core: &'s mut SymbolState,
+        events: &'s mut Vec<Event>,
+        part: u32,
+    ) -> Self {
+        Direct { fields, names, core, events, part, fed: 0, on: true, quote: Vec::new() }
+    }
+
+    /// Feed one record the scan settled (`violations`: a bad one's, None: valid): true when
+    /// done (fed, or it feeds nothing), false when it cannot be fed here (the caller keeps
+    /// its row, and this record and every later one are Python's to feed).
+    pub fn feed(&mut self, vals: &[Option<Val<'_>>], violations: Option<&[Violation]>) -> bool {
+        let mask = match violations {
+            None => 0,
+            Some(violations) => match distrust(self.names, violations) {
+                None => {
+                    self.fed += 1;
+                    return true;
+                }
+                Some(mask) => mask,
+            },
+        };
+        let fields = self.fields;
+        let value = |at: Option<usize>| at.and_then(|i| vals.get(i).copied().flatten());
+        let Some(Val::Str(key)) = value(Some(fields.key)) else {
+            self.fed += 1; // a key that is not a str: the record feeds nothing
+            return true;
+        };
+        let seq = match value(fields.seq) {
+            Some(Val::Int(n)) if mask & 1 == 0 => Some(i128::from(n)),
+            _ => None,
+        };
+        let time = if mask & 2 == 0 {
+            match value(fields.time) {
+                Some(Val::Int(n)) => Some(EventTime::Seconds(n as f64)),
+                Some(Val::Float(x)) => Some(EventTime::Seconds(x)),
+                Some(Val::Str(text)) => match isotime::parse_memo(text) {
+                    isotime::Parsed::Moment { micros, .. } => Some(EventTime::Micros(micros)),
+                    isotime::Parsed::NotIso => None,
+                    isotime::Parsed::Unsure => return self.stop(),
+                },
+                _ => None,
+            }
+        } else {
+            None
+        };
+        let quote = if mask & 4 == 0 && !fields.quotes.is_empty() {
+            self.quote.clear();
+            for &q in &fields.quotes {
+                let held = match value(Some(q)) {
+                    None | Some(Val::Null) => QuoteValue::Null,
+                    Some(Val::Int(n)) => QuoteValue::Int(n),
+                    Some(Val::Float(x)) => QuoteValue::Float(x),
+                    Some(Val::Bool(b)) => QuoteValue::Int(i64::from(b)), // Python: True == 1
+                    Some(_) => return self.stop(),
+                };
+                self.quote.push(held);
+            }
+            Some(self.quote.as_slice())
+        } else {
+            None
+        };
+        match self.core.observe(self.part, key, seq, time, quote, self.events) {
+            Ok(()) => {
+                self.fed += 1;
+                true
+            }
+            // Two kinds of event time: its row goes to Python, whose feed raises TypeError
+            // there, as it always has (the command stops).
+            Err(MixedTimes) => self.stop(),
+        }
+    }
+
+    /// A record deferred while feeding (judge_and_feed left it rowless): `malformed` (not
+    /// one JSON object, a record-level violation) feeds nothing, and feeding goes on; any
+    /// other is Python's to judge, so feeding stops and it gets an absent row.
+    pub fn defer(&mut self, malformed: bool, sink: &mut ScanRows) {
+        if malformed {
+            self.fed += 1;
+        } else {
+            self.stop();
+            sink.absent();
+        }
+    }
+
+    /// Feed no more: this record's row and the later ones go to Python.
+    pub fn stop(&mut self) -> bool {
+        self.on = false;
+        false
+    }
+}
+
 #[cfg(test)]
 thread_local! {
     static PANIC_NEXT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
@@ -78,4 +229,45 @@ thread_local! {
 #[cfg(test)]
 pub fn panic_on_next_feed() {
     PANIC_NEXT.with(|p| p.set(true));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Kind, Violation};
+    use super::{distrust, Names};
+
+    fn names() -> Names {
+        Names {
+            key: b"symbol".to_vec(),
+            seq: Some(b"seq".to_vec()),
+            time: Some(b"event_ts".to_vec()),
+            quotes: vec![b"price".to_vec(), b"bid".to_vec(), b"ask".to_vec()],
+        }
+    }
+
+    fn found(fields: &[Option<&str>]) -> Option<u8> {
+        let violations: Vec<Violation> = fields
+            .iter()
+            .map(|f| Violation { field: f.map(str::to_owned), kind: Kind::Mismatch, message: "m".into() })
+            .collect();
+        distrust(&names(), &violations)
+    }
+
+    /// The cases of tests/unit/state/test_distrust.py that the core can meet (it builds
+    /// no rule violation): the same parts (1 seq, 2 time, 4 quote; None: "key").
+    #[test]
+    fn distrust_names_the_parts_state_distrusted_names() {
+        assert_eq!(found(&[]), Some(0));
+        assert_eq!(found(&[Some("size"), Some("ask_sz")]), Some(0));
+        assert_eq!(found(&[Some("seq")]), Some(1));
+        assert_eq!(found(&[Some("event_ts")]), Some(2));
+        assert_eq!(found(&[Some("bid"), Some("price")]), Some(4));
+        assert_eq!(found(&[Some("seq"), Some("event_ts")]), Some(3));
+        assert_eq!(found(&[Some("seq[0].x")]), Some(1));
+        assert_eq!(found(&[Some("event_ts.a[2]")]), Some(2));
+        assert_eq!(found(&[Some("size"), Some("symbol")]), None);
+        assert_eq!(found(&[Some("seq"), Some("symbol.x")]), None);
+        assert_eq!(found(&[None]), None); // record-level
+        assert_eq!(found(&[Some("sequence"), Some("prices"), Some("")]), Some(0));
+    }
 }

@@ -230,3 +230,90 @@ def test_calls_stay_small_while_pattern_values_are_being_learnt() -> None:
     met = [i for i, (_, _, learning) in enumerate(calls) if learning]
     assert len(met) == 2  # XNAS, then XNYS
     assert calls[met[1] + 1][:2] == (True, LEARNING_CHUNK)
+
+
+def _spied(data: bytes) -> tuple[tuple[object, ...], list[tuple[int, int, int]]]:
+    """The in-place outputs of ``data`` (checked equal to the reference's), and per
+    ``add_lines`` call (its records, how many of them its scan fed the state, the events
+    they raised)."""
+    from stream_validator.offline import inplace
+    from stream_validator.verify.rustcore import add_lines
+
+    calls: list[tuple[int, int, int]] = []
+
+    def spy(*args: object, **kwargs: object) -> object:
+        assert kwargs["tracker"] is not None
+        added = add_lines(*args, **kwargs)  # type: ignore[arg-type]
+        calls.append((len(added.records), added.fed, len(added.events)))
+        return added
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(inplace, "add_lines", spy)
+        got = run(data, reference=False, block=1 << 20, batch_size=0)
+    assert got == run(data, reference=True, block=1 << 20, batch_size=0)
+    return got, calls
+
+
+#: Enough lines for the pattern's value to be learnt (the first two calls are small).
+WARM = [tick.json(i) for i in range(600)]
+#: Lines the core settles itself, bad and malformed ones among them.
+SETTLED = [
+    tick.json(601, size=-1),  # its other fields feed the state
+    json.dumps({**tick(602), "seq": -3}).encode(),  # its seq does not
+    tick.json(603, event_ts="yesterday"),  # nor its time
+    tick.json(604, price="1.5"),  # nor its quote
+    tick.json(605, symbol=""),  # nothing
+    b"{",  # undecodable: nothing
+    b"[1,2]",  # not an object: nothing
+    tick.json(606),
+    tick.json(606),  # the same quote again, the same seq: a regression
+]
+
+
+def test_the_scan_feeds_the_state_as_it_judges_records_the_core_settles() -> None:
+    """A call whose records the core settles (bad and malformed ones included) feeds them
+    all to the tracker from its scan, events and all, no row kept: the outputs and the
+    state's summary are the reference's."""
+    data = b"\n".join(WARM + SETTLED * 20) + b"\n"
+    (summary, _, _), calls = _spied(data)
+    assert sum(n for n, _, _ in calls) == len(WARM) + 20 * len(SETTLED)
+    last = calls[-1]
+    assert last[0] > len(SETTLED) * 20 and last[1] == last[0] and last[2] > 0
+    assert isinstance(summary, dict) and summary["symbol_state"]["events"]
+
+
+def test_the_scan_stops_feeding_at_a_record_the_python_rules_judge() -> None:
+    """A record the core leaves to the Python rules (an escape in its symbol) ends what the
+    scan feeds: the records before it were fed from the scan, it and those after it from
+    rows, in order (the summary is the reference's)."""
+    escaped = b'{"symbol":"SYM\\u0031","exchange":"XNAS","seq":5000}'
+    tail = [tick.json(i) for i in range(700, 760)]
+    data = b"\n".join(WARM + SETTLED + [escaped] + tail) + b"\n"
+    _, calls = _spied(data)
+    records, fed, _ = calls[-1]
+    assert records == len(WARM) - sum(n for n, _, _ in calls[:-1]) + len(SETTLED) + 1 + len(tail)
+    assert fed == records - len(tail) - 1  # up to the escaped record
+
+
+def test_what_the_scan_fed_before_it_raised_stays_fed_once() -> None:
+    """``scan_lines`` raising after its scan fed the tracker (a bug past the scan): the
+    lines are judged again in Python, and only those the scan did not feed are fed."""
+    from stream_validator import _native
+
+    scan = _native.scan_lines
+    raised = [0]
+
+    def broken(*args: object) -> object:
+        out = scan(*args)
+        if args[-2] is not None and raised[0] < 2:  # with the tracker: it fed some
+            raised[0] += 1
+            raise RuntimeError("a core bug after the scan")
+        return out
+
+    data = b"\n".join(WARM + SETTLED * 5) + b"\n"
+    want = run(data, reference=True, block=1 << 20, batch_size=0)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(_native, "scan_lines", broken)
+        got = run(data, reference=False, block=1 << 20, batch_size=0)
+    assert raised[0] == 2
+    assert got == want
