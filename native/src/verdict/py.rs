@@ -439,6 +439,7 @@ impl VerdictPlan {
     /// flagged, pending[, tally]). A None payload (not a bytes object, or over the size
     /// limit) is judged by `outside` when `raws` says where it comes from, else left to
     /// Python; `built` (types, base) as `scan`'s (it needs `raws`).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn judge_borrowed<'py>(
         &self,
         py: Python<'py>,
@@ -452,6 +453,7 @@ impl VerdictPlan {
         self.judge(py, borrowed, windows, sink, direct, raws, built)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn judge<'py>(
         &self,
         py: Python<'py>,

@@ -14,6 +14,7 @@ use crate::state::rows::ScanRows;
 /// caller then calls `Direct::defer`. One of a batch of payloads alive
 /// and unchanged for the whole batch, `isotime::forget` called before its first
 /// (`judge_alive`).
+#[allow(clippy::too_many_arguments)]
 pub fn judge_and_feed<'a, P: Patterns + ?Sized>(
     plan: &Plan,
     buf: &'a [u8],
