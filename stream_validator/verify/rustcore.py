@@ -339,7 +339,7 @@ def add_lines(
     base = batch._total
     records: _native.ScannedLines | PyScannedLines
     direct = tracker if state_rows is not None else None
-    fed, events = 0, ()
+    failed = False
     try:
         after, lines, blanks, records, scanned = _native.scan_lines(
             rust.plan,
@@ -357,8 +357,6 @@ def add_lines(
             direct,
             0,
         )
-        if direct is not None:
-            fed, events = direct.take_scanned()
     except Exception as exc:  # defence in depth, as add_payloads: Python reads the lines
         batch._log_error("native core", exc)  # and its rules judge them
         after, lines, blanks, records = read_lines(
@@ -370,12 +368,13 @@ def add_lines(
             take=take,
             max_bytes=rust.max_payload_bytes,
         )
-        if direct is not None:  # what the scan fed before it raised stays fed
-            fed, events = direct.take_scanned()
-        if state_rows is not None:  # and Python reads the state's fields of the rest
-            state_rows.truncate(mark)
-            state_rows.extend_absent(len(records) - fed)
         scanned = ([(i, _DEFER) for i in range(len(records))], [], [], 0, [])
+        failed = True
+    # What the scan fed stays fed, even if it raised after: rows are for the rest.
+    fed, events = direct.take_scanned() if direct is not None else (0, ())
+    if failed and state_rows is not None:  # Python reads the state's fields of the rest
+        state_rows.truncate(mark)
+        state_rows.extend_absent(len(records) - fed)
     batch._total += len(records)
     # Indexed like the payloads list; never sliced, as the batch keeps no records.
     quarantined = _settle(batch, rust, base, cast(Sequence[Any], records), scanned)

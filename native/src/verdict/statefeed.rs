@@ -34,41 +34,54 @@ pub fn feed(rows: &mut ScanRows, vals: &[Option<Val<'_>>], settled: bool) {
         Some(Val::Int(n)) => Some(n),
         _ => None,
     };
-    // `event_moment`: a number as float seconds (not a bool), ISO text as its instant (naive
-    // read as UTC), anything else none.
-    let time = match value(fields.time) {
-        Some(Val::Int(n)) => Some(EventTime::Seconds(n as f64)),
-        Some(Val::Float(x)) => Some(EventTime::Seconds(x)),
-        Some(Val::Str(text)) => match isotime::parse_memo(text) {
-            isotime::Parsed::Moment { micros, .. } => Some(EventTime::Micros(micros)),
-            isotime::Parsed::NotIso => None,
-            isotime::Parsed::Unsure => {
-                rows.absent();
-                return;
-            }
-        },
-        _ => None,
+    let Ok(time) = event_time(value(fields.time)) else {
+        rows.absent();
+        return;
     };
     let mut quote = None;
     if !rows.fields.quotes.is_empty() {
         let from = rows.quote_start();
         for q in 0..rows.fields.quotes.len() {
-            let held = match value(Some(rows.fields.quotes[q])) {
-                None | Some(Val::Null) => QuoteValue::Null,
-                Some(Val::Int(n)) => QuoteValue::Int(n),
-                Some(Val::Float(x)) => QuoteValue::Float(x),
-                Some(Val::Bool(b)) => QuoteValue::Int(i64::from(b)), // Python: True == 1
-                Some(_) => {
-                    rows.quote_abandon(from);
-                    rows.absent();
-                    return;
-                }
+            let Some(held) = quote_value(value(Some(rows.fields.quotes[q]))) else {
+                rows.quote_abandon(from);
+                rows.absent();
+                return;
             };
             rows.quote_value(held);
         }
         quote = Some(from);
     }
     rows.read(key, seq, time, quote);
+}
+
+/// `event_moment` of the event-time field's value: a number as float seconds (not a bool),
+/// ISO text as its instant (naive read as UTC), anything else none; Err: a datetime form
+/// `isotime` is unsure of (Python reads the record).
+#[inline(always)]
+fn event_time(value: Option<Val<'_>>) -> Result<Option<EventTime>, ()> {
+    Ok(match value {
+        Some(Val::Int(n)) => Some(EventTime::Seconds(n as f64)),
+        Some(Val::Float(x)) => Some(EventTime::Seconds(x)),
+        Some(Val::Str(text)) => match isotime::parse_memo(text) {
+            isotime::Parsed::Moment { micros, .. } => Some(EventTime::Micros(micros)),
+            isotime::Parsed::NotIso => None,
+            isotime::Parsed::Unsure => return Err(()),
+        },
+        _ => None,
+    })
+}
+
+/// One quote field's value as the tracker compares it (a missing field as null); None: a
+/// value only Python reads (text, a container).
+#[inline(always)]
+fn quote_value(value: Option<Val<'_>>) -> Option<QuoteValue> {
+    Some(match value {
+        None | Some(Val::Null) => QuoteValue::Null,
+        Some(Val::Int(n)) => QuoteValue::Int(n),
+        Some(Val::Float(x)) => QuoteValue::Float(x),
+        Some(Val::Bool(b)) => QuoteValue::Int(i64::from(b)), // Python: True == 1
+        Some(_) => return None,
+    })
 }
 
 /// The file path's feed (`offline::scan_lines` with the tracker): the records of a scan
@@ -160,30 +173,14 @@ impl<'s> Direct<'s> {
             Some(Val::Int(n)) if mask & 1 == 0 => Some(i128::from(n)),
             _ => None,
         };
-        let time = if mask & 2 == 0 {
-            match value(fields.time) {
-                Some(Val::Int(n)) => Some(EventTime::Seconds(n as f64)),
-                Some(Val::Float(x)) => Some(EventTime::Seconds(x)),
-                Some(Val::Str(text)) => match isotime::parse_memo(text) {
-                    isotime::Parsed::Moment { micros, .. } => Some(EventTime::Micros(micros)),
-                    isotime::Parsed::NotIso => None,
-                    isotime::Parsed::Unsure => return self.stop(),
-                },
-                _ => None,
-            }
-        } else {
-            None
+        let time = match event_time(value(fields.time).filter(|_| mask & 2 == 0)) {
+            Ok(time) => time,
+            Err(()) => return self.stop(),
         };
         let quote = if mask & 4 == 0 && !fields.quotes.is_empty() {
             self.quote.clear();
             for &q in &fields.quotes {
-                let held = match value(Some(q)) {
-                    None | Some(Val::Null) => QuoteValue::Null,
-                    Some(Val::Int(n)) => QuoteValue::Int(n),
-                    Some(Val::Float(x)) => QuoteValue::Float(x),
-                    Some(Val::Bool(b)) => QuoteValue::Int(i64::from(b)), // Python: True == 1
-                    Some(_) => return self.stop(),
-                };
+                let Some(held) = quote_value(value(Some(q))) else { return self.stop() };
                 self.quote.push(held);
             }
             Some(self.quote.as_slice())
