@@ -52,7 +52,7 @@ fn main() {
                 symbols[i % 1000].as_bytes(),
                 Some(n + 1),
                 Some(time),
-                Some(&quote),
+                Some(&quote[..]),
                 &mut events,
             )
             .expect("one kind of time");

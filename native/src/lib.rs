@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 mod avro;
 mod delivery;
 mod dlqline;
+mod newlines;
 mod offline;
 mod records;
 pub mod state;

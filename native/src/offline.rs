@@ -9,31 +9,18 @@
 //! whitespace only (or empty) skipped as blank but counted, the block's first line cut to
 //! `max_bytes + 1` bytes when the caller says it was cut (its true length is the caller's).
 
-use std::os::raw::{c_int, c_void};
-
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 use crate::dlqline;
+use crate::newlines::Newlines;
 use crate::state::py::SymbolState;
 use crate::state::rows::{FeedFields, StateRows};
 use crate::verdict::statefeed::{Direct, Names};
 use crate::verdict::built::ReportTypes;
 use crate::verdict::py::{Borrowed, Raws, VerdictPlan};
 use crate::verdict::Window;
-
-extern "C" {
-    // The C library's, vectorised: the line search costs a few instructions a line.
-    fn memchr(s: *const c_void, c: c_int, n: usize) -> *mut c_void;
-}
-
-/// The position of the first `\n` in `buf`.
-fn newline(buf: &[u8]) -> Option<usize> {
-    // SAFETY: the pointer and length come from a live slice; memchr reads within them.
-    let at = unsafe { memchr(buf.as_ptr().cast(), c_int::from(b'\n'), buf.len()) };
-    (!at.is_null()).then(|| at as usize - buf.as_ptr() as usize)
-}
 
 /// `bytes.isspace()` or empty: what the reference skips as a blank line (a record's first
 /// byte ends the search).
@@ -115,19 +102,31 @@ impl ScannedLines {
     /// exactly one `\n` there (a CRLF line, the unended last line): `join` then.
     fn runs(&self, py: Python<'_>, left_out: Vec<usize>) -> Option<Vec<(usize, usize)>> {
         let data = self.data.as_bytes(py);
-        let mut skip = left_out.into_iter().peekable();
-        let mut out: Vec<(usize, usize)> = Vec::new();
-        for (i, &(from, to)) in self.spans.iter().enumerate() {
-            while skip.next_if(|&s| s < i).is_some() {}
-            if skip.next_if_eq(&i).is_some() {
-                continue;
+        let mut out: Vec<(usize, usize)> = Vec::with_capacity(left_out.len() + 1);
+        // The kept records lie between the left-out ones: each stretch of them is checked
+        // and merged in one loop (a run breaks where a blank line lay between two records).
+        let mut from_record = 0;
+        for skip in left_out.into_iter().chain([usize::MAX]) {
+            let upto = skip.min(self.spans.len());
+            if upto > from_record {
+                let mut run = (usize::MAX, usize::MAX);
+                for &(from, to) in &self.spans[from_record..upto] {
+                    if data.get(to) != Some(&b'\n') {
+                        return None;
+                    }
+                    if run.1 != from {
+                        if run.0 != usize::MAX {
+                            out.push(run);
+                        }
+                        run.0 = from;
+                    }
+                    run.1 = to + 1;
+                }
+                out.push(run);
             }
-            if data.get(to) != Some(&b'\n') {
-                return None;
-            }
-            match out.last_mut() {
-                Some(run) if run.1 == from => run.1 = to + 1,
-                _ => out.push((from, to + 1)),
+            from_record = from_record.max(upto.saturating_add(1));
+            if upto == self.spans.len() {
+                break;
             }
         }
         Some(out)
@@ -197,11 +196,16 @@ pub fn scan_lines<'py>(
         return Err(PyValueError::new_err("a span outside the block"));
     }
     let (mut at, mut lines, mut blanks) = (start, 0, 0);
-    let mut spans = Vec::new();
-    let mut numbers = Vec::new();
+    // Room for the lines a call usually reads (a record is rarely under 64 bytes), so the
+    // lists are not grown (and copied) line by line.
+    let room = take.min(end.saturating_sub(start) / 64 + 16);
+    let mut spans = Vec::with_capacity(room);
+    let mut numbers = Vec::with_capacity(room);
+    // Every line ends at the next `\n` (with `tail`, the one line ends at `end`).
+    let mut newlines = Newlines::new(if tail { &[] } else { &buf[start..end] });
     while at < end && spans.len() < take {
-        let (line_end, next) = match if tail { None } else { newline(&buf[at..end]) } {
-            Some(i) => (at + i, at + i + 1),
+        let (line_end, next) = match newlines.next() {
+            Some(i) => (start + i, start + i + 1),
             None => (end, end),
         };
         let mut to = line_end;
@@ -269,17 +273,7 @@ pub fn scan_lines<'py>(
 
 #[cfg(test)]
 mod tests {
-    use super::{blank, newline};
-
-    #[test]
-    fn the_first_newline_is_found_wherever_it_lies() {
-        assert_eq!(newline(b""), None);
-        assert_eq!(newline(b"{\"a\":1}"), None);
-        assert_eq!(newline(b"\n"), Some(0));
-        assert_eq!(newline(b"ab\ncd\n"), Some(2));
-        let long = [b"x".repeat(1000), b"\n".to_vec()].concat();
-        assert_eq!(newline(&long), Some(1000));
-    }
+    use super::blank;
 
     #[test]
     fn blank_is_python_isspace_or_empty() {

@@ -71,6 +71,34 @@ impl Entry {
     }
 }
 
+/// A record's quote as the tracker reads it: its values in the spec's order, compared with
+/// and copied into the quote a symbol holds. A slice of values is one; the verdict scan
+/// reads another straight from the fields it read (`statefeed`), with no list built.
+pub trait Quote {
+    fn len(&self) -> usize;
+    /// Value `k` (below `len`) equals `held`, as Python compares them.
+    fn equals(&self, k: usize, held: &QuoteValue) -> bool;
+    /// Value `k` (below `len`).
+    fn value(&self, k: usize) -> QuoteValue;
+}
+
+impl Quote for &[QuoteValue] {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        <[QuoteValue]>::len(self)
+    }
+
+    #[inline(always)]
+    fn equals(&self, k: usize, held: &QuoteValue) -> bool {
+        self[k] == *held
+    }
+
+    #[inline(always)]
+    fn value(&self, k: usize) -> QuoteValue {
+        self[k].clone()
+    }
+}
+
 /// Two event times of different kinds met (the Python tracker raises TypeError).
 #[derive(Debug, PartialEq)]
 pub struct MixedTimes;
@@ -124,13 +152,13 @@ impl SymbolState {
 
     /// Fold one record into its symbol's state; its events (usually none) go to `events`.
     /// `symbol`: UTF-8 (surrogates as "surrogatepass"); `seq` beyond ±2^64 is not checked.
-    pub fn observe(
+    pub fn observe<Q: Quote>(
         &mut self,
         part: u32,
         symbol: &[u8],
         seq: Option<i128>,
         event_time: Option<EventTime>,
-        quote: Option<&[QuoteValue]>,
+        quote: Option<Q>,
         events: &mut Vec<Event>,
     ) -> Result<(), MixedTimes> {
         let at = self.entry(part, symbol);
@@ -146,7 +174,7 @@ impl SymbolState {
             self.event_time(at, time, events)?;
         }
         if let Some(quote) = quote {
-            self.frozen(at, quote, events)?;
+            self.frozen(at, &quote, events)?;
         }
         Ok(())
     }
@@ -196,10 +224,12 @@ impl SymbolState {
         self.add(part, symbol.into())
     }
 
+    #[inline(always)]
     fn hash(hasher: &KeyHasher, part: u32, key: &[u8]) -> u64 {
         hasher.hash(part, key)
     }
 
+    #[inline(always)]
     fn find(&self, part: u32, key: &[u8]) -> Option<u32> {
         let hash = Self::hash(&self.hasher, part, key);
         let slab = &self.slab;
@@ -271,6 +301,7 @@ impl SymbolState {
         self.count -= 1;
     }
 
+    #[inline(always)]
     fn touch(&mut self, at: u32) {
         if self.tail != at {
             self.unlink(at);
@@ -278,6 +309,7 @@ impl SymbolState {
         }
     }
 
+    #[inline(always)]
     fn link_last(&mut self, at: u32) {
         let tail = self.tail;
         {
@@ -293,6 +325,7 @@ impl SymbolState {
         self.tail = at;
     }
 
+    #[inline(always)]
     fn unlink(&mut self, at: u32) {
         let (prev, next) = {
             let entry = &self.slab[at as usize];
@@ -340,19 +373,28 @@ impl SymbolState {
         Ok(())
     }
 
-    fn frozen(
+    fn frozen<Q: Quote>(
         &mut self,
         at: u32,
-        quote: &[QuoteValue],
+        quote: &Q,
         events: &mut Vec<Event>,
     ) -> Result<(), MixedTimes> {
         let spec = &self.spec;
         let state = &mut self.slab[at as usize];
         let time = state.latest; // the symbol's latest event time, not this record's
-        if state.quote.as_deref() != Some(quote) {
+        let n = quote.len();
+        let same = match &state.quote {
+            Some(held) if held.len() == n => held.iter().enumerate().all(|(k, v)| quote.equals(k, v)),
+            _ => false,
+        };
+        if !same {
             match &mut state.quote {
-                Some(held) if held.len() == quote.len() => held.clone_from_slice(quote),
-                held => *held = Some(quote.into()),
+                Some(held) if held.len() == n => {
+                    for (k, v) in held.iter_mut().enumerate() {
+                        *v = quote.value(k);
+                    }
+                }
+                held => *held = Some((0..n).map(|k| quote.value(k)).collect()),
             }
             state.updates = 1;
             state.since = time;

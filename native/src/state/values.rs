@@ -94,6 +94,7 @@ pub enum QuoteValue {
 }
 
 impl PartialEq for QuoteValue {
+    #[inline(always)]
     fn eq(&self, other: &Self) -> bool {
         use QuoteValue::*;
         match (self, other) {
@@ -114,6 +115,7 @@ impl QuoteValue {
 }
 
 /// Python's exact `int == float` for an i64.
+#[inline]
 fn int_equals_float(i: i64, f: f64) -> bool {
     // Every float at or past 2^63 in magnitude is outside i64; below it, an integral float
     // converts exactly.

@@ -186,6 +186,12 @@ pub enum Outcome {
 /// A skew window resolved at the time of validation, in microseconds since the epoch.
 pub type Window = (Option<i64>, Option<i64>);
 
+/// The instant of the datetime text the one-pass judge read last in the record being
+/// judged: (its address, its length, microseconds since the epoch), as
+/// `isotime::parse_memo` gave it. The state feed reads the event time from it, where the
+/// text is the same, instead of asking the memo (a thread-local) again.
+pub type Moment = Option<(usize, usize, i64)>;
+
 /// What a pattern says of a value (None: not known yet).
 pub trait Patterns {
     fn verdict(&self, field: usize, value: &[u8]) -> Option<bool>;
@@ -204,7 +210,7 @@ pub fn judge<'a, P: Patterns + ?Sized>(
     vals: &mut Vec<Option<Val<'a>>>,
 ) -> Outcome {
     isotime::forget();
-    judge_alive(plan, buf, windows, patterns, unknown, vals)
+    judge_alive(plan, buf, windows, patterns, unknown, vals, &mut None)
 }
 
 /// `judge` of one of a batch of payloads all alive and unchanged from the batch's first
@@ -218,14 +224,16 @@ pub(crate) fn judge_alive<'a, P: Patterns + ?Sized>(
     patterns: &P,
     unknown: &mut Vec<&'a [u8]>,
     vals: &mut Vec<Option<Val<'a>>>,
+    moment: &mut Moment,
 ) -> Outcome {
     unknown.clear();
+    *moment = None;
     if vals.len() != plan.width {
         vals.clear();
         vals.resize(plan.width, None);
     }
     if let Some(steps) = &plan.steps {
-        if let Some(valid) = onepass::judge(plan, steps, buf, windows, patterns, vals) {
+        if let Some(valid) = onepass::judge(plan, steps, buf, windows, patterns, vals, moment) {
             return valid;
         }
     }

@@ -10,7 +10,7 @@ use super::fieldcheck::Quick;
 use super::json::{Reader, Val, POW10};
 use super::read::{digits, number_checked, starts};
 use super::rules::{self, Verdict};
-use super::{isotime, Field, Outcome, Patterns, Plan, Ty, Window};
+use super::{isotime, Field, Moment, Outcome, Patterns, Plan, Ty, Window};
 
 /// What the one pass checks of a field's value.
 #[derive(Debug, Clone, Copy)]
@@ -205,8 +205,9 @@ fn text_clean<P: Patterns + ?Sized>(i: usize, f: &Field, s: &[u8], patterns: &P)
 /// A datetime text clean for its field: the plain ISO form, its offset when required, and
 /// inside its skew window.
 #[inline]
-fn moment_clean(f: &Field, s: &[u8], windows: &[Window]) -> bool {
+fn moment_clean(f: &Field, s: &[u8], windows: &[Window], moment: &mut Moment) -> bool {
     let isotime::Parsed::Moment { micros, aware } = isotime::parse_memo(s) else { return false };
+    *moment = Some((s.as_ptr() as usize, s.len(), micros));
     if !aware && f.require_tz {
         return false;
     }
@@ -225,6 +226,7 @@ pub(super) fn judge<'a, P: Patterns + ?Sized>(
     windows: &[Window],
     patterns: &P,
     vals: &mut [Option<Val<'a>>],
+    moment: &mut Moment,
 ) -> Option<Outcome> {
     let mut nulls = 0u64;
     // The float values by field index, and which fields hold one: the rules' float programs
@@ -289,7 +291,7 @@ pub(super) fn judge<'a, P: Patterns + ?Sized>(
                     let f = &fields[i];
                     let clean = match step {
                         Step::Text => text_clean(i, f, s, patterns),
-                        _ => moment_clean(f, s, windows),
+                        _ => moment_clean(f, s, windows, moment),
                     };
                     if !clean {
                         return None;

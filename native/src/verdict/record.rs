@@ -25,7 +25,9 @@ pub fn judge_and_feed<'a, P: Patterns + ?Sized>(
     sink: Option<&mut ScanRows>,
     direct: Option<&mut Direct<'_>>,
 ) -> Result<Outcome, ()> {
-    let judged = catch_unwind(AssertUnwindSafe(|| judge_alive(plan, buf, windows, patterns, unknown, vals)));
+    let mut moment = None;
+    let judged =
+        catch_unwind(AssertUnwindSafe(|| judge_alive(plan, buf, windows, patterns, unknown, vals, &mut moment)));
     let Some(sink) = sink else {
         return judged.map_err(|_| unknown.clear());
     };
@@ -38,7 +40,7 @@ pub fn judge_and_feed<'a, P: Patterns + ?Sized>(
             Ok(Outcome::Defer) => return Ok(Outcome::Defer),
             _ => None,
         };
-        match violations.map(|v| catch_unwind(AssertUnwindSafe(|| direct.feed(vals, v)))) {
+        match violations.map(|v| catch_unwind(AssertUnwindSafe(|| direct.feed(vals, v, moment)))) {
             Some(Ok(true)) => return judged.map_err(|_| unknown.clear()),
             Some(Ok(false)) => {} // its row, below, and rows from here on
             None => {

@@ -6,9 +6,9 @@
 
 use super::isotime;
 use super::json::Val;
-use super::Violation;
+use super::{Moment, Violation};
 use crate::state::rows::{FeedFields, ScanRows};
-use crate::state::tracker::{MixedTimes, SymbolState};
+use crate::state::tracker::{MixedTimes, Quote, SymbolState};
 use crate::state::values::{Event, EventTime, QuoteValue};
 
 /// Push the row of one record; `settled`: the scan judged it (valid or quarantined), so
@@ -101,7 +101,30 @@ pub struct Direct<'s> {
     pub fed: usize,
     /// Still feeding (false from the first record it could not feed).
     pub on: bool,
-    quote: Vec<QuoteValue>,
+}
+
+/// A record's quote where the scan read it: the quote fields' values (`at`: their
+/// indices), each a number or null (checked before it is fed).
+struct ReadQuote<'v, 'a> {
+    vals: &'v [Option<Val<'a>>],
+    at: &'v [usize],
+}
+
+impl Quote for ReadQuote<'_, '_> {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.at.len()
+    }
+
+    #[inline(always)]
+    fn value(&self, k: usize) -> QuoteValue {
+        quote_value(self.vals.get(self.at[k]).copied().flatten()).unwrap_or(QuoteValue::Null)
+    }
+
+    #[inline(always)]
+    fn equals(&self, k: usize, held: &QuoteValue) -> bool {
+        self.value(k) == *held
+    }
 }
 
 /// The state's field names, for `distrust`.
@@ -146,13 +169,17 @@ impl<'s> Direct<'s> {
         events: &'s mut Vec<Event>,
         part: u32,
     ) -> Self {
-        Direct { fields, names, core, events, part, fed: 0, on: true, quote: Vec::new() }
+        Direct { fields, names, core, events, part, fed: 0, on: true }
     }
 
     /// Feed one record the scan settled (`violations`: a bad one's, None: valid): true when
     /// done (fed, or it feeds nothing), false when it cannot be fed here (the caller keeps
     /// its row, and this record and every later one are Python's to feed).
-    pub fn feed(&mut self, vals: &[Option<Val<'_>>], violations: Option<&[Violation]>) -> bool {
+    /// `moment`: the judge's last datetime read (`Moment`), the event time's when it is
+    /// the same text.
+    // Not inlined: in the scan's loop it would crowd the judge's registers.
+    #[inline(never)]
+    pub fn feed(&mut self, vals: &[Option<Val<'_>>], violations: Option<&[Violation]>, moment: Moment) -> bool {
         let mask = match violations {
             None => 0,
             Some(violations) => match distrust(self.names, violations) {
@@ -173,17 +200,24 @@ impl<'s> Direct<'s> {
             Some(Val::Int(n)) if mask & 1 == 0 => Some(i128::from(n)),
             _ => None,
         };
-        let time = match event_time(value(fields.time).filter(|_| mask & 2 == 0)) {
+        let time = match (value(fields.time).filter(|_| mask & 2 == 0), moment) {
+            // the text the judge read last: its instant, as `parse_memo` gave it
+            (Some(Val::Str(text)), Some((at, len, micros)))
+                if at == text.as_ptr() as usize && len == text.len() =>
+            {
+                Ok(Some(EventTime::Micros(micros)))
+            }
+            (value, _) => event_time(value),
+        };
+        let time = match time {
             Ok(time) => time,
             Err(()) => return self.stop(),
         };
         let quote = if mask & 4 == 0 && !fields.quotes.is_empty() {
-            self.quote.clear();
-            for &q in &fields.quotes {
-                let Some(held) = quote_value(value(Some(q))) else { return self.stop() };
-                self.quote.push(held);
+            if !fields.quotes.iter().all(|&q| quote_value(value(Some(q))).is_some()) {
+                return self.stop();
             }
-            Some(self.quote.as_slice())
+            Some(ReadQuote { vals, at: &fields.quotes })
         } else {
             None
         };

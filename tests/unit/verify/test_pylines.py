@@ -64,8 +64,16 @@ def test_python_reads_the_lines_the_core_reads(
             )
             assert (after, lines, blanks) == (want.after, want.lines, want.blanks)
             assert spans(records, data) == spans(want.records, data)
-            left_out = list(range(0, len(records), 2))
-            assert records.runs(left_out) == want.records.runs(left_out)
-            assert records.join(left_out) == want.records.join(left_out)
+            n = len(records)
+            for left_out in (
+                [],
+                list(range(0, n, 2)),
+                list(range(1, n, 3)),
+                [n - 1] if n else [],
+                list(range(n)),
+                [0, n + 5],  # past the end: ignored
+            ):
+                assert records.runs(left_out) == want.records.runs(left_out)
+                assert records.join(left_out) == want.records.join(left_out)
             assert after > at
             at, first = after, False
