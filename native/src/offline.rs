@@ -218,7 +218,8 @@ pub fn scan_lines<'py>(
             }
         }
         let line = &buf[at..to];
-        if blank(line) {
+        // (a record's first byte, `{`, settles it at once)
+        if line.first() != Some(&b'{') && blank(line) {
             blanks += 1;
         } else {
             spans.push((at, to));

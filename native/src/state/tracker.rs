@@ -163,7 +163,7 @@ impl SymbolState {
     ) -> Result<(), MixedTimes> {
         let at = self.entry(part, symbol);
         if let Some(seq) = seq.filter(|s| s.unsigned_abs() <= MAX_SEQ as u128) {
-            let state = &mut self.slab[at as usize];
+            let state = self.slot_mut(at);
             match state.high() {
                 Some(high) if seq == high + 1 && state.gaps.is_none() => state.set_high(seq),
                 _ => self.sequence(at, seq, events),
@@ -194,6 +194,24 @@ impl SymbolState {
         dropped
     }
 
+    /// The entry at slab index `at`, an index the key table, the LRU links or `entry` gave:
+    /// each such index is below the slab's length (the slab never shrinks; a removed
+    /// entry's place is reused), so the hot path reads it without a bounds check.
+    #[inline(always)]
+    fn slot(&self, at: u32) -> &Entry {
+        debug_assert!((at as usize) < self.slab.len());
+        // SAFETY: `at` is below the slab's length (above).
+        unsafe { self.slab.get_unchecked(at as usize) }
+    }
+
+    /// `slot`, mutable.
+    #[inline(always)]
+    fn slot_mut(&mut self, at: u32) -> &mut Entry {
+        debug_assert!((at as usize) < self.slab.len());
+        // SAFETY: `at` is below the slab's length (`slot`).
+        unsafe { self.slab.get_unchecked_mut(at as usize) }
+    }
+
     pub(super) fn entry_mut(&mut self, at: u32) -> &mut Entry {
         &mut self.slab[at as usize]
     }
@@ -208,11 +226,18 @@ impl SymbolState {
     }
 
     /// The slab index of the key's state, touched (most recently seen), made when new.
+    #[inline(always)]
     fn entry(&mut self, part: u32, symbol: &[u8]) -> u32 {
         if let Some(at) = self.find(part, symbol) {
             self.touch(at);
             return at;
         }
+        self.entry_slow(part, symbol)
+    }
+
+    /// `entry` of a key not found as it is: a new key, or a long one held as its digest.
+    #[inline(never)]
+    fn entry_slow(&mut self, part: u32, symbol: &[u8]) -> u32 {
         if char_count(symbol) > MAX_KEY_CHARS {
             let compact = compact_key(symbol);
             if let Some(at) = self.find(part, &compact) {
@@ -235,7 +260,9 @@ impl SymbolState {
         let slab = &self.slab;
         self.table
             .find(hash, |&at| {
-                let entry = &slab[at as usize];
+                debug_assert!((at as usize) < slab.len());
+                // SAFETY: the table holds indices below the slab's length (`slot`).
+                let entry = unsafe { slab.get_unchecked(at as usize) };
                 entry.part == part && same(&entry.key, key)
             })
             .copied()
@@ -313,14 +340,14 @@ impl SymbolState {
     fn link_last(&mut self, at: u32) {
         let tail = self.tail;
         {
-            let entry = &mut self.slab[at as usize];
+            let entry = self.slot_mut(at);
             entry.prev = tail;
             entry.next = NIL;
         }
         if tail == NIL {
             self.head = at;
         } else {
-            self.slab[tail as usize].next = at;
+            self.slot_mut(tail).next = at;
         }
         self.tail = at;
     }
@@ -328,28 +355,29 @@ impl SymbolState {
     #[inline(always)]
     fn unlink(&mut self, at: u32) {
         let (prev, next) = {
-            let entry = &self.slab[at as usize];
+            let entry = self.slot(at);
             (entry.prev, entry.next)
         };
         if prev == NIL {
             self.head = next;
         } else {
-            self.slab[prev as usize].next = next;
+            self.slot_mut(prev).next = next;
         }
         if next == NIL {
             self.tail = prev;
         } else {
-            self.slab[next as usize].prev = prev;
+            self.slot_mut(next).prev = prev;
         }
     }
 
+    #[inline(always)]
     fn event_time(
         &mut self,
         at: u32,
         time: EventTime,
         events: &mut Vec<Event>,
     ) -> Result<(), MixedTimes> {
-        let state = &mut self.slab[at as usize];
+        let state = self.slot_mut(at);
         let latest = match state.latest {
             None => {
                 state.latest = Some(time);
@@ -380,7 +408,9 @@ impl SymbolState {
         events: &mut Vec<Event>,
     ) -> Result<(), MixedTimes> {
         let spec = &self.spec;
-        let state = &mut self.slab[at as usize];
+        debug_assert!((at as usize) < self.slab.len());
+        // SAFETY: `at` is below the slab's length (`slot`).
+        let state = unsafe { self.slab.get_unchecked_mut(at as usize) };
         let time = state.latest; // the symbol's latest event time, not this record's
         let n = quote.len();
         let same = match &state.quote {

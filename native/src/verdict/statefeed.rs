@@ -101,6 +101,18 @@ pub struct Direct<'s> {
     pub fed: usize,
     /// Still feeding (false from the first record it could not feed).
     pub on: bool,
+    /// The highest of `fields`' indices: a record's values are read unchecked once `vals`
+    /// is known to be longer.
+    last: usize,
+}
+
+/// `vals[at]`, `at` below `vals.len()` (checked by the caller).
+#[inline(always)]
+fn read<'a>(vals: &[Option<Val<'a>>], at: usize) -> Option<Val<'a>> {
+    debug_assert!(at < vals.len());
+    // SAFETY: the caller checked `at < vals.len()` (`Direct::feed`: every index of `fields`
+    // is at most `last`, and `vals` is longer).
+    unsafe { *vals.get_unchecked(at) }
 }
 
 /// A record's quote where the scan read it: the quote fields' values (`at`: their
@@ -118,7 +130,8 @@ impl Quote for ReadQuote<'_, '_> {
 
     #[inline(always)]
     fn value(&self, k: usize) -> QuoteValue {
-        quote_value(self.vals.get(self.at[k]).copied().flatten()).unwrap_or(QuoteValue::Null)
+        // (`ReadQuote` is made only once `vals` is known to hold every index of `at`)
+        quote_value(read(self.vals, self.at[k])).unwrap_or(QuoteValue::Null)
     }
 
     #[inline(always)]
@@ -169,7 +182,8 @@ impl<'s> Direct<'s> {
         events: &'s mut Vec<Event>,
         part: u32,
     ) -> Self {
-        Direct { fields, names, core, events, part, fed: 0, on: true }
+        let last = [fields.key].into_iter().chain(fields.seq).chain(fields.time).chain(fields.quotes.iter().copied()).max().unwrap_or(0);
+        Direct { fields, names, core, events, part, fed: 0, on: true, last }
     }
 
     /// Feed one record the scan settled (`violations`: a bad one's, None: valid): true when
@@ -191,7 +205,10 @@ impl<'s> Direct<'s> {
             },
         };
         let fields = self.fields;
-        let value = |at: Option<usize>| at.and_then(|i| vals.get(i).copied().flatten());
+        if vals.len() <= self.last {
+            return self.stop(); // (never: `vals` holds a value for each of the plan's fields)
+        }
+        let value = |at: Option<usize>| at.and_then(|i| read(vals, i));
         let Some(Val::Str(key)) = value(Some(fields.key)) else {
             self.fed += 1; // a key that is not a str: the record feeds nothing
             return true;
