@@ -33,7 +33,8 @@ fn blank(line: &[u8]) -> bool {
 pub struct ScannedLines {
     data: Py<PyBytes>,
     spans: Vec<(usize, usize)>,
-    /// Per record, its line's index among the lines the call read (0-based).
+    /// Per record, its line's index among the lines the call read (0-based); empty when
+    /// the call read no blank line (record `i` is then line `i`).
     lines: Vec<usize>,
     /// The call's report types (`dlq_line` writes only with them).
     types: Option<Py<ReportTypes>>,
@@ -44,6 +45,15 @@ pub struct ScannedLines {
 impl ScannedLines {
     fn span(&self, at: usize) -> PyResult<(usize, usize)> {
         self.spans.get(at).copied().ok_or_else(|| PyIndexError::new_err("no such record"))
+    }
+
+    /// Record `at`'s line index (`at` a record).
+    fn line_of(&self, at: usize) -> usize {
+        if self.lines.is_empty() {
+            at
+        } else {
+            self.lines[at]
+        }
     }
 }
 
@@ -75,7 +85,7 @@ impl ScannedLines {
         for (at, q) in quarantined.iter() {
             let at: usize = at.extract()?;
             let (from, to) = self.span(at)?;
-            let line = self.lines[at];
+            let line = self.line_of(at);
             let entry = match &self.types {
                 Some(types) if !(self.cut_first && line == 0) => {
                     let number = first_line.saturating_add(line as u64);
@@ -93,7 +103,7 @@ impl ScannedLines {
 
     /// Record `at`'s line, as an index among the lines the call read.
     fn line(&self, at: usize) -> PyResult<usize> {
-        self.lines.get(at).copied().ok_or_else(|| PyIndexError::new_err("no such record"))
+        self.span(at).map(|_| self.line_of(at))
     }
 
     /// The records but those at `left_out` (ascending) as slices of the block, each
@@ -200,7 +210,9 @@ pub fn scan_lines<'py>(
     // lists are not grown (and copied) line by line.
     let room = take.min(end.saturating_sub(start) / 64 + 16);
     let mut spans = Vec::with_capacity(room);
-    let mut numbers = Vec::with_capacity(room);
+    // The records' line indices, kept only from the first blank line on (before it,
+    // record `i` is line `i`).
+    let (mut numbers, mut numbered) = (Vec::new(), false);
     // Every line ends at the next `\n` (with `tail`, the one line ends at `end`).
     let mut newlines = Newlines::new(if tail { &[] } else { &buf[start..end] });
     while at < end && spans.len() < take {
@@ -220,10 +232,16 @@ pub fn scan_lines<'py>(
         let line = &buf[at..to];
         // (a record's first byte, `{`, settles it at once)
         if line.first() != Some(&b'{') && blank(line) {
+            if !numbered {
+                numbers.extend(0..spans.len());
+                numbered = true;
+            }
             blanks += 1;
         } else {
+            if numbered {
+                numbers.push(lines);
+            }
             spans.push((at, to));
-            numbers.push(lines);
         }
         lines += 1;
         at = next;

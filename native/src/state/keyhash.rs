@@ -49,24 +49,41 @@ impl Default for KeyHasher {
 impl KeyHasher {
     #[inline]
     pub fn hash(&self, part: u32, key: &[u8]) -> u64 {
-        if key.len() > 16 {
-            return self.long.hash_one((part, key));
-        }
-        let (a, b) = words(key);
-        let tag = (u64::from(part) << 32) | key.len() as u64;
-        folded_multiply(a ^ self.seeds[0] ^ tag, b ^ self.seeds[1])
+        Probe::new(self, part, key).hash
     }
 }
 
-/// `a == b`, without a `memcmp` call for short keys.
-#[inline]
-pub fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && if a.len() <= 16 { words(a) == words(b) } else { a == b }
+/// A key read once for a lookup: its hash, and its words (`words`) to compare each
+/// candidate with.
+pub struct Probe<'k> {
+    pub hash: u64,
+    key: &'k [u8],
+    words: (u64, u64),
+}
+
+impl<'k> Probe<'k> {
+    #[inline(always)]
+    pub fn new(hasher: &KeyHasher, part: u32, key: &'k [u8]) -> Self {
+        if key.len() > 16 {
+            return Probe { hash: hasher.long.hash_one((part, key)), key, words: (0, 0) };
+        }
+        let words = words(key);
+        let tag = (u64::from(part) << 32) | key.len() as u64;
+        let hash = folded_multiply(words.0 ^ hasher.seeds[0] ^ tag, words.1 ^ hasher.seeds[1]);
+        Probe { hash, key, words }
+    }
+
+    /// `held == key`, without a `memcmp` call for a short key.
+    #[inline(always)]
+    pub fn matches(&self, held: &[u8]) -> bool {
+        held.len() == self.key.len()
+            && if held.len() <= 16 { words(held) == self.words } else { held == self.key }
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{same, KeyHasher};
+    use super::{KeyHasher, Probe};
 
     #[test]
     fn keys_are_the_same_exactly_when_their_bytes_are() {
@@ -81,9 +98,10 @@ mod tests {
             .chain((0..=20).map(|len| (0..len).map(|i| b'A' + i as u8).collect()))
             .chain([vec![], vec![0], vec![0, 0], b"\x00\x00\x00\x00".to_vec()])
             .collect();
+        let hasher = KeyHasher::default();
         for a in &keys {
             for b in &keys {
-                assert_eq!(same(a, b), a == b, "{a:?} {b:?}");
+                assert_eq!(Probe::new(&hasher, 0, b).matches(a), a == b, "{a:?} {b:?}");
             }
         }
     }

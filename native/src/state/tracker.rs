@@ -8,7 +8,7 @@
 
 use hashbrown::HashTable;
 
-use super::keyhash::{same, KeyHasher};
+use super::keyhash::{KeyHasher, Probe};
 use super::sequence::Gaps;
 use super::values::{
     char_count, compact_key, Event, EventKind, EventTime, QuoteValue, MAX_KEY_CHARS,
@@ -256,14 +256,14 @@ impl SymbolState {
 
     #[inline(always)]
     fn find(&self, part: u32, key: &[u8]) -> Option<u32> {
-        let hash = Self::hash(&self.hasher, part, key);
+        let probe = Probe::new(&self.hasher, part, key);
         let slab = &self.slab;
         self.table
-            .find(hash, |&at| {
+            .find(probe.hash, |&at| {
                 debug_assert!((at as usize) < slab.len());
                 // SAFETY: the table holds indices below the slab's length (`slot`).
                 let entry = unsafe { slab.get_unchecked(at as usize) };
-                entry.part == part && same(&entry.key, key)
+                entry.part == part && probe.matches(&entry.key)
             })
             .copied()
     }
