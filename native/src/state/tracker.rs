@@ -76,8 +76,6 @@ impl Entry {
 /// reads another straight from the fields it read (`statefeed`), with no list built.
 pub trait Quote {
     fn len(&self) -> usize;
-    /// Value `k` (below `len`) equals `held`, as Python compares them.
-    fn equals(&self, k: usize, held: &QuoteValue) -> bool;
     /// Value `k` (below `len`).
     fn value(&self, k: usize) -> QuoteValue;
 }
@@ -86,11 +84,6 @@ impl Quote for &[QuoteValue] {
     #[inline(always)]
     fn len(&self) -> usize {
         <[QuoteValue]>::len(self)
-    }
-
-    #[inline(always)]
-    fn equals(&self, k: usize, held: &QuoteValue) -> bool {
-        self[k] == *held
     }
 
     #[inline(always)]
@@ -413,19 +406,24 @@ impl SymbolState {
         let state = unsafe { self.slab.get_unchecked_mut(at as usize) };
         let time = state.latest; // the symbol's latest event time, not this record's
         let n = quote.len();
-        let same = match &state.quote {
-            Some(held) if held.len() == n => held.iter().enumerate().all(|(k, v)| quote.equals(k, v)),
-            _ => false,
+        // Compared and stored in one pass: a value equal to the one held may replace it
+        // (Python keeps the held one), as equal numbers compare alike with any other.
+        let same = match &mut state.quote {
+            Some(held) if held.len() == n => {
+                let mut same = true;
+                for (k, held) in held.iter_mut().enumerate() {
+                    let value = quote.value(k);
+                    same &= value == *held;
+                    *held = value;
+                }
+                same
+            }
+            held => {
+                *held = Some((0..n).map(|k| quote.value(k)).collect());
+                false
+            }
         };
         if !same {
-            match &mut state.quote {
-                Some(held) if held.len() == n => {
-                    for (k, v) in held.iter_mut().enumerate() {
-                        *v = quote.value(k);
-                    }
-                }
-                held => *held = Some((0..n).map(|k| quote.value(k)).collect()),
-            }
             state.updates = 1;
             state.since = time;
             state.alerted = false;

@@ -134,10 +134,6 @@ impl Quote for ReadQuote<'_, '_> {
         quote_value(read(self.vals, self.at[k])).unwrap_or(QuoteValue::Null)
     }
 
-    #[inline(always)]
-    fn equals(&self, k: usize, held: &QuoteValue) -> bool {
-        self.value(k) == *held
-    }
 }
 
 /// The state's field names, for `distrust`.
