@@ -269,6 +269,7 @@ pub fn scan_lines<'py>(
                 seq: fields.seq.map(name).transpose()?,
                 time: fields.time.map(name).transpose()?,
                 quotes: fields.quotes.iter().map(|&q| name(q)).collect::<PyResult<_>>()?,
+                quotes_numeric: fields.quotes.iter().all(|&q| plan.field_is_number(q)),
             };
             let mut state = tracker.borrow_mut();
             let part = match partition {

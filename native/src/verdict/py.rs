@@ -435,6 +435,12 @@ impl VerdictPlan {
         self.plan.fields.get(i).map(|f| f.name.as_slice())
     }
 
+    /// Field `i` is declared a number or a bool: a value that passed its check is a number,
+    /// a bool or null (or the field is missing).
+    pub(crate) fn field_is_number(&self, i: usize) -> bool {
+        self.plan.fields.get(i).is_some_and(|f| matches!(f.ty, super::Ty::Float | super::Ty::Int | super::Ty::Bool))
+    }
+
     /// `scan`'s work on payloads already borrowed: the same tuple (events, nulls, flags,
     /// flagged, pending[, tally]). A None payload (not a bytes object, or over the size
     /// limit) is judged by `outside` when `raws` says where it comes from, else left to
