@@ -216,7 +216,16 @@ impl<'a> Scan<'a> {
                         if self.peek()? != b'u' {
                             return Err(Stop::At(slash, "no low surrogate in string"));
                         }
-                        let Some(low) = self.hex4(slash + 8)? else {
+                        let low = match self.hex4(slash + 8) {
+                            // Cut short: "unexpected end of data" only while what is left
+                            // could still begin a low surrogate (`d`, then `c`-`f`), as
+                            // orjson words it; else an invalid escape.
+                            Err(Stop::End) if !low_surrogate_start(&self.buf[slash + 8..]) => {
+                                return Err(Stop::At(slash, "invalid escape in string"));
+                            }
+                            low => low?,
+                        };
+                        let Some(low) = low else {
                             return Err(Stop::Unsure);
                         };
                         if !(0xDC00..=0xDFFF).contains(&low) {
@@ -364,6 +373,13 @@ fn not_an_object(root: &Val<'_>) -> Option<(u8, String)> {
     Some((NOT_A_MAPPING, format!("payload is not a JSON object (mapping): got {got}")))
 }
 
+/// `hex` (fewer than four hex digits, the input's end after them) can begin the hex digits
+/// of a low surrogate (`DC00`-`DFFF`, either case).
+fn low_surrogate_start(hex: &[u8]) -> bool {
+    hex.first().is_none_or(|b| b.eq_ignore_ascii_case(&b'd'))
+        && hex.get(1).is_none_or(|b| matches!(b.to_ascii_lowercase(), b'c'..=b'f'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -398,6 +414,30 @@ mod tests {
         }
         let want = "payload is not valid JSON: invalid high surrogate in string: line 1 column 3 (char 2)";
         assert_eq!(text(b"[\"\\udc00\\udc00\"]").as_deref(), Some(want));
+    }
+
+    #[test]
+    fn a_low_surrogate_cut_short_is_worded_as_orjson_words_it() {
+        // After a high surrogate, input that ends while it could still begin a low one
+        // (`\u`, `\ud`, `\udc0`, any case) is "unexpected end of data" at the end; input
+        // that ends where it no longer could (`\u0`, `\ue`, `\udb`) is "invalid escape in
+        // string" at the high surrogate (orjson 3's texts, checked one by one).
+        let end = |n: usize| format!("payload is not valid JSON: unexpected end of data: line 1 column {} (char {n})", n + 1);
+        let invalid = "payload is not valid JSON: invalid escape in string: line 1 column 5 (char 4)";
+        for (buf, want) in [
+            (&br#"{"as\ud800\u"#[..], end(12)),
+            (br#"{"as\ud800\ud"#, end(13)),
+            (br#"{"as\ud800\uD"#, end(13)),
+            (br#"{"as\ud800\ude"#, end(14)),
+            (br#"{"as\ud800\uDC0"#, end(15)),
+            (br#"{"as\ud800\u0"#, invalid.to_string()),
+            (br#"{"as\ud800\u004"#, invalid.to_string()),
+            (br#"{"as\ud800\ue"#, invalid.to_string()),
+            (br#"{"as\ud800\udb"#, invalid.to_string()),
+            (br#"{"as\ud800\ud0"#, invalid.to_string()),
+        ] {
+            assert_eq!(text(buf), Some(want), "{buf:?}");
+        }
     }
 
     #[test]
