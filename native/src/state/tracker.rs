@@ -75,14 +75,15 @@ impl Entry {
 /// and copied into the quote a symbol holds. A slice of values is one; the verdict scan
 /// reads another straight from the fields it read (`statefeed`), with no list built.
 pub trait Quote {
-    fn len(&self) -> usize;
-    /// Value `k` (below `len`).
+    /// How many values.
+    fn count(&self) -> usize;
+    /// Value `k` (below `count`).
     fn value(&self, k: usize) -> QuoteValue;
 }
 
 impl Quote for &[QuoteValue] {
     #[inline(always)]
-    fn len(&self) -> usize {
+    fn count(&self) -> usize {
         <[QuoteValue]>::len(self)
     }
 
@@ -405,7 +406,7 @@ impl SymbolState {
         // SAFETY: `at` is below the slab's length (`slot`).
         let state = unsafe { self.slab.get_unchecked_mut(at as usize) };
         let time = state.latest; // the symbol's latest event time, not this record's
-        let n = quote.len();
+        let n = quote.count();
         // Compared and stored in one pass: a value equal to the one held may replace it
         // (Python keeps the held one), as equal numbers compare alike with any other.
         let same = match &mut state.quote {

@@ -376,8 +376,8 @@ fn not_an_object(root: &Val<'_>) -> Option<(u8, String)> {
 /// `hex` (fewer than four hex digits, the input's end after them) can begin the hex digits
 /// of a low surrogate (`DC00`-`DFFF`, either case).
 fn low_surrogate_start(hex: &[u8]) -> bool {
-    hex.first().is_none_or(|b| b.eq_ignore_ascii_case(&b'd'))
-        && hex.get(1).is_none_or(|b| matches!(b.to_ascii_lowercase(), b'c'..=b'f'))
+    hex.first().map_or(true, |b| b.eq_ignore_ascii_case(&b'd'))
+        && hex.get(1).map_or(true, |b| matches!(b.to_ascii_lowercase(), b'c'..=b'f'))
 }
 
 #[cfg(test)]

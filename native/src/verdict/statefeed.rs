@@ -124,7 +124,7 @@ struct ReadQuote<'v, 'a> {
 
 impl Quote for ReadQuote<'_, '_> {
     #[inline(always)]
-    fn len(&self) -> usize {
+    fn count(&self) -> usize {
         self.at.len()
     }
 
