@@ -34,16 +34,18 @@ pub(super) fn starts(buf: &[u8], at: usize, lit: &[u8]) -> bool {
 
 /// The digits from `i`, accumulated into `m` (wrapping: the caller bounds the count).
 #[inline(always)]
-pub(super) fn digits(buf: &[u8], mut i: usize, m: &mut u64) -> usize {
-    while let Some(&c) = buf.get(i) {
+pub(super) fn digits(buf: &[u8], i: usize, m: &mut u64) -> usize {
+    let rest = buf.get(i..).unwrap_or_default();
+    let mut n = 0;
+    for &c in rest {
         let d = c.wrapping_sub(b'0');
         if d > 9 {
             break;
         }
         *m = m.wrapping_mul(10).wrapping_add(u64::from(d));
-        i += 1;
+        n += 1;
     }
-    i
+    i + n
 }
 
 /// A number literal at `r.at`, read exactly as `Reader::number` reads it, and whether the
