@@ -112,32 +112,22 @@ impl ScannedLines {
     /// exactly one `\n` there (a CRLF line, the unended last line): `join` then.
     fn runs(&self, py: Python<'_>, left_out: Vec<usize>) -> Option<Vec<(usize, usize)>> {
         let data = self.data.as_bytes(py);
+        let n = self.spans.len();
         let mut out: Vec<(usize, usize)> = Vec::with_capacity(left_out.len() + 1);
-        // The kept records lie between the left-out ones: each stretch of them is checked
-        // and merged in one loop (a run breaks where a blank line lay between two records).
+        // The kept records lie between the left-out ones: each stretch of them is walked
+        // as a slice (a left-out record ends a run: the next kept line starts past it).
         let mut from_record = 0;
-        for skip in left_out.into_iter().chain([usize::MAX]) {
-            let upto = skip.min(self.spans.len());
-            if upto > from_record {
-                let mut run = (usize::MAX, usize::MAX);
-                for &(from, to) in &self.spans[from_record..upto] {
-                    if data.get(to) != Some(&b'\n') {
-                        return None;
-                    }
-                    if run.1 != from {
-                        if run.0 != usize::MAX {
-                            out.push(run);
-                        }
-                        run.0 = from;
-                    }
-                    run.1 = to + 1;
+        for upto in left_out.into_iter().map(|skip| skip.min(n)).chain([n]) {
+            for &(from, to) in self.spans.get(from_record..upto).unwrap_or_default() {
+                if data.get(to) != Some(&b'\n') {
+                    return None;
                 }
-                out.push(run);
+                match out.last_mut() {
+                    Some(run) if run.1 == from => run.1 = to + 1,
+                    _ => out.push((from, to + 1)),
+                }
             }
-            from_record = from_record.max(upto.saturating_add(1));
-            if upto == self.spans.len() {
-                break;
-            }
+            from_record = from_record.max(upto + 1);
         }
         Some(out)
     }

@@ -133,10 +133,10 @@ impl Quote for ReadQuote<'_, '_> {
         // (`ReadQuote` is made only once `vals` is known to hold every index of `at`)
         quote_value(read(self.vals, self.at[k])).unwrap_or(QuoteValue::Null)
     }
-
 }
 
-/// The state's field names, for `distrust`.
+/// What the plan says of the state's fields: their names, for `distrust`, and whether the
+/// quote's are all numbers.
 pub struct Names {
     pub key: Vec<u8>,
     pub seq: Option<Vec<u8>>,
@@ -182,7 +182,8 @@ impl<'s> Direct<'s> {
         events: &'s mut Vec<Event>,
         part: u32,
     ) -> Self {
-        let last = [fields.key].into_iter().chain(fields.seq).chain(fields.time).chain(fields.quotes.iter().copied()).max().unwrap_or(0);
+        let indices = [fields.key].into_iter().chain(fields.seq).chain(fields.time);
+        let last = indices.chain(fields.quotes.iter().copied()).max().unwrap_or(0);
         Direct { fields, names, core, events, part, fed: 0, on: true, last }
     }
 
